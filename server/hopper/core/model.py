@@ -1,0 +1,216 @@
+"""The queue core's data: frozen values passed across the store seam.
+
+Nothing here knows HTTP, SQL or an AWS wire spelling. Times are epoch seconds as
+floats (stores work in fractional seconds; the wire rounds to SQS's whole seconds
+and milliseconds). Durations are seconds as floats.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class QueueKey:
+    """A queue's identity: queues are matched by account and name, whatever host was used."""
+
+    account: str
+    name: str
+
+    @property
+    def is_fifo(self) -> bool:
+        return self.name.endswith(".fifo")
+
+
+@dataclass(frozen=True)
+class DeadLetterRule:
+    """A queue's redrive policy, resolved: where poison messages go and after how many receives."""
+
+    target: QueueKey
+    max_receive_count: int
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    """The settable attributes of a queue, typed.
+
+    `extra` holds attributes the core stores and echoes without interpreting
+    (Policy, KMS and SSE settings, RedriveAllowPolicy, ...), keyed by their SQS name;
+    the typed fields are the ones the core acts on.
+    """
+
+    visibility_timeout: float = 30.0
+    maximum_message_size: int = 1_048_576
+    message_retention_period: float = 345_600.0
+    delay_seconds: float = 0.0
+    receive_message_wait_time_seconds: float = 0.0
+    dead_letter: DeadLetterRule | None = None
+    fifo: bool = False
+    content_based_deduplication: bool = False
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QueueRecord:
+    """A queue as the store holds it."""
+
+    key: QueueKey
+    config: QueueConfig
+    created_at: float
+    last_modified_at: float
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MessageAttribute:
+    """One user message attribute. `data_type` is the full type, custom suffix included
+    (for example `Number.float`); exactly one of the values is set."""
+
+    data_type: str
+    string_value: str | None = None
+    binary_value: bytes | None = None
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A message to enqueue, as the core has validated it.
+
+    `id` is chosen by the core so that every store returns the same kind of id.
+    `delay` is the effective delay (message timer or queue default), already bounded.
+    `group_id` is the FIFO group (or the fair-queue tenant on a standard queue);
+    `deduplication_id` is set for FIFO queues (explicit or content-based).
+    """
+
+    id: str
+    body: str
+    attributes: Mapping[str, MessageAttribute] = field(default_factory=dict)
+    trace_header: str | None = None
+    delay: float = 0.0
+    group_id: str | None = None
+    deduplication_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """What a store did with one NewMessage.
+
+    `message_id` differs from the NewMessage's id when the send was a FIFO duplicate
+    within the deduplication window: then it is the original's id, and `duplicate`
+    is true. `sequence_number` is set for FIFO queues.
+    """
+
+    message_id: str
+    sequence_number: int | None = None
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as it is kept: the send, plus what the store recorded about it."""
+
+    id: str
+    body: str
+    attributes: Mapping[str, MessageAttribute]
+    trace_header: str | None
+    sent_at: float
+    group_id: str | None = None
+    deduplication_id: str | None = None
+    sequence_number: int | None = None
+    dead_letter_source: QueueKey | None = None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """Names one delivery of one message: the message and that delivery's fencing token.
+
+    `handle` is the text the client presented, kept only so errors can quote it.
+    """
+
+    message_id: str
+    token: int
+    handle: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One message handed to one receiver under a lease until `visible_at`.
+
+    `token` (the fencing token) is strictly greater than that of any earlier delivery
+    of the same message; `receive_count` counts deliveries, this one included.
+    """
+
+    message: StoredMessage
+    token: int
+    receive_count: int
+    first_received_at: float
+    visible_at: float
+
+    @property
+    def receipt(self) -> Receipt:
+        return Receipt(self.message.id, self.token)
+
+
+class ReceiptOutcome(enum.Enum):
+    """How a store classified one receipt presented to delete or change_visibility."""
+
+    OK = "ok"
+    # The message no longer exists (deleted, expired, purged, moved away).
+    GONE = "gone"
+    # A newer delivery exists: the presented token is lower than the current one.
+    SUPERSEDED = "superseded"
+    # The lease ran out and the caller asked for expired receipts to be refused (FIFO).
+    EXPIRED = "expired"
+
+
+@dataclass(frozen=True)
+class ReceiptResult:
+    outcome: ReceiptOutcome
+    # The message's current token when the outcome is SUPERSEDED, else None.
+    current_token: int | None = None
+
+
+@dataclass(frozen=True)
+class VisibilityChange:
+    receipt: Receipt
+    timeout: float
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """Approximate counts, as SQS reports them, plus what an operator needs.
+
+    visible: deliverable now; in_flight: under a lease; delayed: not yet deliverable
+    because of a delay and never delivered; oldest_sent_at: send time of the oldest
+    message still in the queue (None when empty).
+    """
+
+    visible: int
+    in_flight: int
+    delayed: int
+    oldest_sent_at: float | None = None
+
+
+@dataclass(frozen=True)
+class MessageDraft:
+    """A message as the client asked to send it, before the core applies SQS's rules.
+
+    `delay` None means "the queue's default"; `deduplication_id` None on a FIFO queue
+    means content-based deduplication (if the queue allows it).
+    """
+
+    body: str
+    attributes: Mapping[str, MessageAttribute] = field(default_factory=dict)
+    trace_header: str | None = None
+    delay: float | None = None
+    group_id: str | None = None
+    deduplication_id: str | None = None
+
+
+@dataclass(frozen=True)
+class QueuePage:
+    """One page of ListQueues / ListDeadLetterSourceQueues."""
+
+    keys: list[QueueKey]
+    next_token: str | None

@@ -1,0 +1,1 @@
+"""Stores behind the QueueStore seam."""

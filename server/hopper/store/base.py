@@ -1,0 +1,183 @@
+"""The store seam: the one interface every backend implements.
+
+Each method is one intent, decided atomically inside the store (claim, redrive,
+group locking, token issue). Every method takes `now` (epoch seconds, or None for the
+store's own clock: the database clock for Postgres) so the contract suite can run
+every store under a fake clock. The docstrings below are the contract that
+`tests/contract/` asserts on every store.
+
+Stores raise only `hopper.core.errors.QueueNotFound` (and the errors named in a
+method's docstring); foreign exceptions never escape a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from hopper.core.model import (
+    Delivery,
+    NewMessage,
+    QueueConfig,
+    QueueKey,
+    QueueRecord,
+    QueueStats,
+    Receipt,
+    ReceiptResult,
+    SendResult,
+    VisibilityChange,
+)
+
+WakeUp = Callable[[QueueKey], None]
+
+
+class QueueStore(Protocol):
+    # --- life cycle -----------------------------------------------------------------
+
+    async def start(self, wake: WakeUp) -> None:
+        """Open connections. `wake(key)` is called whenever messages of `key` may have
+        become receivable because of another process (a hint: it may be called spuriously
+        or not at all; waiters also poll)."""
+        ...
+
+    async def close(self) -> None:
+        """Release every connection. Idempotent."""
+        ...
+
+    # --- queues ---------------------------------------------------------------------
+
+    async def create_queue(
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        tags: Mapping[str, str],
+        *,
+        now: float | None,
+    ) -> tuple[QueueRecord, bool]:
+        """Create the queue unless it exists. Returns (record, created): when the queue
+        already exists nothing is changed and the existing record is returned with
+        created=False, so the caller can compare attributes. Atomic under concurrency."""
+        ...
+
+    async def get_queue(self, key: QueueKey) -> QueueRecord | None:
+        """The queue's record, or None if it does not exist."""
+        ...
+
+    async def list_queues(
+        self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
+    ) -> list[QueueRecord]:
+        """Queues of `account` whose name starts with `prefix`, ordered by name, with
+        name > `after` when given, at most `limit`."""
+        ...
+
+    async def update_queue(
+        self, key: QueueKey, config: QueueConfig, *, now: float | None
+    ) -> QueueRecord:
+        """Replace the queue's config; sets last_modified_at. Raises QueueNotFound."""
+        ...
+
+    async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
+        """Delete the queue and all its messages. Returns the deletion time, or None if the
+        queue did not exist."""
+        ...
+
+    async def last_deleted_at(self, key: QueueKey) -> float | None:
+        """When a queue of this key was last deleted (for SQS's 60-second re-create rule),
+        or None."""
+        ...
+
+    async def set_tags(
+        self, key: QueueKey, *, add: Mapping[str, str], remove: Sequence[str]
+    ) -> QueueRecord:
+        """Add or overwrite the tags in `add`, then remove the keys in `remove`.
+        Raises QueueNotFound."""
+        ...
+
+    async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
+        """Queues whose dead-letter rule names `target`, ordered by name."""
+        ...
+
+    # --- messages -------------------------------------------------------------------
+
+    async def send(
+        self, key: QueueKey, messages: Sequence[NewMessage], *, now: float | None
+    ) -> list[SendResult]:
+        """Enqueue all messages in one atomic step (all or none), in order. A message is
+        receivable from now + its `delay`. On a FIFO queue each message gets a sequence
+        number strictly greater than every earlier one of the queue; a message whose
+        deduplication id (scoped to the queue) was sent within the last 300 seconds is
+        not enqueued again and its result names the original message (duplicate=True),
+        even if the original was since deleted. Raises QueueNotFound."""
+        ...
+
+    async def receive(
+        self,
+        key: QueueKey,
+        *,
+        max_messages: int,
+        visibility_timeout: float,
+        now: float | None,
+    ) -> list[Delivery]:
+        """Claim up to `max_messages` receivable messages, approximately oldest first, in
+        one atomic step. Each claimed message: receive count + 1, a fresh fencing token
+        from a store-wide strictly increasing sequence, visible again at
+        now + visibility_timeout, first_received_at set on its first delivery.
+
+        A message never has two live leases: two concurrent receives never claim the
+        same message. Messages older than the queue's retention period are never
+        delivered. When the queue has a dead-letter rule, a message that has already been
+        received max_receive_count times is moved to the target queue in the same step
+        (keeping id, body, attributes, sent time; receive count reset; its
+        dead_letter_source set) instead of being delivered. On a FIFO queue messages are
+        claimed in sequence order per group, and no message of a group that has a
+        message in flight is claimed. Raises QueueNotFound."""
+        ...
+
+    async def delete(
+        self,
+        key: QueueKey,
+        receipts: Sequence[Receipt],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+    ) -> list[ReceiptResult]:
+        """Delete each message whose current token equals the receipt's token. Per
+        receipt, in order: OK (deleted), GONE (no such message in this queue),
+        SUPERSEDED (a newer delivery exists; current_token set; nothing deleted), or,
+        when refuse_expired, EXPIRED (the lease ran out; nothing deleted). A receipt
+        whose lease ran out but that is not superseded deletes (when not
+        refuse_expired). Raises QueueNotFound."""
+        ...
+
+    async def change_visibility(
+        self,
+        key: QueueKey,
+        changes: Sequence[VisibilityChange],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+    ) -> list[ReceiptResult]:
+        """Make each message visible again at now + timeout, guarded by its token as in
+        `delete`. The token and the receive count are unchanged. Same outcomes as
+        `delete`. Raises QueueNotFound."""
+        ...
+
+    async def purge(self, key: QueueKey, *, now: float | None) -> int:
+        """Delete every message of the queue; returns how many. Records the purge time.
+        Raises QueueNotFound."""
+        ...
+
+    async def last_purged_at(self, key: QueueKey) -> float | None:
+        """When the queue was last purged, or None. Raises QueueNotFound."""
+        ...
+
+    async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
+        """Counts of visible, in-flight and delayed messages (unexpired ones only).
+        Raises QueueNotFound."""
+        ...
+
+    async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
+        """The earliest time after `now` at which a message of the queue becomes
+        receivable (a lease or delay running out), or None. Long polls sleep until then
+        at the latest. Raises QueueNotFound."""
+        ...

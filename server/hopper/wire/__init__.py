@@ -1,0 +1,1 @@
+"""Everything that knows an AWS spelling: protocols, shapes, codes, digests."""
