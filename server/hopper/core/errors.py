@@ -134,3 +134,11 @@ class OverLimit(QueueError):
 @dataclass
 class UnsupportedOperation(QueueError):
     reason: str
+
+
+@dataclass
+class MissingParameter(QueueError):
+    """A parameter SQS requires in this situation is absent (for example MessageGroupId
+    on a FIFO queue)."""
+
+    parameter: str
