@@ -45,6 +45,14 @@ class InvalidParameter(QueueError):
 
 
 @dataclass
+class InvalidParameterRule(InvalidParameter):
+    """An InvalidParameterValue that AWS words as `reason` alone (for example "Message
+    (user) attribute 'X' must contain a non-empty value of type 'String'."), not as
+    "Value V for parameter P is invalid. Reason: ...". Until the wire table has its own
+    entry it renders as its base class."""
+
+
+@dataclass
 class InvalidAttributeValue(QueueError):
     attribute: str
     reason: str

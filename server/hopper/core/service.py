@@ -10,24 +10,46 @@ Batch methods return one entry per input, in input order: a value for success or
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hopper.core import limits, messages, pages, queues
 from hopper.core.clock import Clock, SystemClock
-from hopper.core.errors import QueueError
+from hopper.core.errors import (
+    BatchTooLong,
+    InvalidAttributeValue,
+    InvalidParameter,
+    MessageNotAvailable,
+    PurgeInProgress,
+    QueueDeletedRecently,
+    QueueError,
+    QueueNotFound,
+    ReceiptExpired,
+    StaleReceipt,
+)
 from hopper.core.model import (
     Delivery,
     MessageDraft,
+    NewMessage,
+    QueueConfig,
     QueueKey,
     QueuePage,
     QueueRecord,
     QueueStats,
     Receipt,
+    ReceiptOutcome,
+    ReceiptResult,
     SendResult,
     VisibilityChange,
 )
 from hopper.core.wakeups import Wakeups
 from hopper.store.base import QueueStore
+
+# A long poll never sleeps less than this between looks, so a store clock that runs a
+# little behind ours cannot turn the loop into a busy wait.
+_MIN_PAUSE = 0.005
 
 
 class QueueService:
@@ -50,10 +72,10 @@ class QueueService:
 
     async def start(self) -> None:
         """Start the store, wiring its cross-process wake-ups to the local registry."""
-        raise NotImplementedError
+        await self.store.start(self.wakeups.notify)
 
     async def close(self) -> None:
-        raise NotImplementedError
+        await self.store.close()
 
     # --- queues ---------------------------------------------------------------------
 
@@ -72,40 +94,77 @@ class QueueService:
         (FIFO name without FifoQueue or the reverse, a dead-letter target that does not
         exist or is of the other type).
         """
-        raise NotImplementedError
+        fifo = bool(settings.get("fifo", False))
+        queues.check_name(key, fifo)
+        config = queues.new_config(settings)
+        queues.check_tags(tags)
+        existing = await self.store.get_queue(key)
+        if existing is not None:
+            queues.check_same(existing, settings)
+            return existing
+        await self._check_recreate(key)
+        await self._check_dead_letter(config)
+        record, created = await self.store.create_queue(key, config, tags, now=self.clock.now())
+        if not created:
+            # Lost a race with another creator: the same comparison as above applies.
+            queues.check_same(record, settings)
+        return record
 
     async def get_queue(self, key: QueueKey) -> QueueRecord:
         """The queue's record (GetQueueUrl, GetQueueAttributes). Raises QueueNotFound."""
-        raise NotImplementedError
+        record = await self.store.get_queue(key)
+        if record is None:
+            raise QueueNotFound(key)
+        return record
 
     async def list_queues(
         self, account: str, *, prefix: str, max_results: int | None, next_token: str | None
     ) -> QueuePage:
         """ListQueues. Without max_results: up to 1000 queues and no next_token.
         Raises InvalidParameter for max_results outside 1..1000 or a bad next_token."""
-        raise NotImplementedError
+        size = pages.page_size(max_results)
+        after = pages.decode_token(next_token)
+        records = await self.store.list_queues(account, prefix=prefix, after=after, limit=size + 1)
+        keys = [record.key for record in records]
+        return _page(keys, size, paged=max_results is not None)
 
     async def delete_queue(self, key: QueueKey) -> None:
-        raise NotImplementedError
+        if await self.store.delete_queue(key, now=self.clock.now()) is None:
+            raise QueueNotFound(key)
+        # Long polls on the queue look again and end with QueueNotFound.
+        self.wakeups.notify(key)
 
     async def queue_stats(self, key: QueueKey) -> QueueStats:
-        raise NotImplementedError
+        return await self.store.stats(key, now=self.clock.now())
 
     async def set_queue_attributes(self, key: QueueKey, settings: Mapping[str, Any]) -> None:
         """SetQueueAttributes: `settings` as in create_queue. Raises InvalidAttributeValue
         / InvalidAttributeName for changes SQS refuses (queue type, dead-letter target)."""
-        raise NotImplementedError
+        record = await self.get_queue(key)
+        config = queues.changed_config(record.config, settings)
+        if "dead_letter" in settings:
+            await self._check_dead_letter(config)
+        await self.store.update_queue(key, config, now=self.clock.now())
+        # A shorter delay or a new rule may make messages receivable sooner.
+        self.wakeups.notify(key)
 
     async def tag_queue(self, key: QueueKey, tags: Mapping[str, str]) -> None:
-        raise NotImplementedError
+        record = await self.get_queue(key)
+        queues.check_tags(tags, existing=record.tags)
+        await self.store.set_tags(key, add=tags, remove=())
 
     async def untag_queue(self, key: QueueKey, tag_keys: Sequence[str]) -> None:
-        raise NotImplementedError
+        await self.store.set_tags(key, add={}, remove=tag_keys)
 
     async def list_dead_letter_sources(
         self, key: QueueKey, *, max_results: int | None, next_token: str | None
     ) -> QueuePage:
-        raise NotImplementedError
+        size = pages.page_size(max_results)
+        after = pages.decode_token(next_token)
+        await self.get_queue(key)
+        sources = await self.store.dead_letter_sources(key)
+        keys = [source for source in sources if after is None or source.name > after]
+        return _page(keys, size, paged=max_results is not None)
 
     # --- messages -------------------------------------------------------------------
 
@@ -113,7 +172,11 @@ class QueueService:
         """SendMessage. Raises MessageTooLong (body + attributes over the queue's
         MaximumMessageSize), InvalidParameter (delay out of range, too many attributes,
         FIFO rules), InvalidMessageContents."""
-        raise NotImplementedError
+        record = await self.get_queue(key)
+        message = messages.prepare(draft, record.config, _new_id())
+        [result] = await self.store.send(key, [message], now=self.clock.now())
+        self._wake_for([message], [result], key)
+        return result
 
     async def send_batch(
         self, key: QueueKey, drafts: Sequence[MessageDraft]
@@ -121,7 +184,24 @@ class QueueService:
         """SendMessageBatch. Entry rules as `send`, per entry; the valid entries are
         enqueued together in one store call. Raises (for the whole call) TooManyEntries,
         EmptyBatch, BatchTooLong (total payload over 1 MiB)."""
-        raise NotImplementedError
+        total = sum(messages.size(draft) for draft in drafts)
+        if total > limits.MAX_MESSAGE_SIZE:
+            raise BatchTooLong(total, limits.MAX_MESSAGE_SIZE)
+        record = await self.get_queue(key)
+        outcomes: list[NewMessage | QueueError] = []
+        for draft in drafts:
+            try:
+                outcomes.append(messages.prepare(draft, record.config, _new_id()))
+            except QueueError as error:
+                outcomes.append(error)
+        valid = [outcome for outcome in outcomes if isinstance(outcome, NewMessage)]
+        sent = await self.store.send(key, valid, now=self.clock.now()) if valid else []
+        self._wake_for(valid, sent, key)
+        results = iter(sent)
+        return [
+            next(results) if isinstance(outcome, NewMessage) else outcome
+            for outcome in outcomes
+        ]
 
     async def receive(
         self,
@@ -134,29 +214,207 @@ class QueueService:
         """ReceiveMessage. None means the queue's default. With a wait time, returns as
         soon as any message can be delivered, or empty at the deadline. Raises
         InvalidParameter for values out of range."""
-        raise NotImplementedError
+        record = await self.get_queue(key)
+        _check_receive(max_messages, visibility_timeout, wait_time)
+        config = record.config
+        lease = config.visibility_timeout if visibility_timeout is None else visibility_timeout
+        wait = config.receive_message_wait_time_seconds if wait_time is None else wait_time
+        if wait <= 0:
+            return await self._claim(key, config, max_messages, lease)
+        return await self._long_poll(key, config, max_messages, lease, wait)
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises
         StaleReceipt (superseded), ReceiptExpired (FIFO only)."""
-        raise NotImplementedError
+        [result] = await self.store.delete(
+            key, [receipt], refuse_expired=key.is_fifo, now=self.clock.now()
+        )
+        error = _delete_error(receipt, result)
+        if error is not None:
+            raise error
 
     async def delete_batch(
         self, key: QueueKey, receipts: Sequence[Receipt]
     ) -> list[None | QueueError]:
-        raise NotImplementedError
+        results = await self.store.delete(
+            key, receipts, refuse_expired=key.is_fifo, now=self.clock.now()
+        )
+        pairs = zip(receipts, results, strict=True)
+        return [_delete_error(receipt, result) for receipt, result in pairs]
 
     async def change_visibility(self, key: QueueKey, change: VisibilityChange) -> None:
         """ChangeMessageVisibility. Raises StaleReceipt, ReceiptExpired (FIFO),
         MessageNotAvailable (message gone), InvalidParameter (timeout out of range)."""
-        raise NotImplementedError
+        [error] = await self.change_visibility_batch(key, [change])
+        if error is not None:
+            raise error
 
     async def change_visibility_batch(
         self, key: QueueKey, changes: Sequence[VisibilityChange]
     ) -> list[None | QueueError]:
-        raise NotImplementedError
+        outcomes: list[VisibilityChange | QueueError] = []
+        for change in changes:
+            try:
+                _check_visibility_timeout(change.timeout)
+                outcomes.append(change)
+            except QueueError as error:
+                outcomes.append(error)
+        valid = [outcome for outcome in outcomes if isinstance(outcome, VisibilityChange)]
+        results = iter(
+            await self.store.change_visibility(
+                key, valid, refuse_expired=key.is_fifo, now=self.clock.now()
+            )
+            if valid
+            else await self._no_changes(key)
+        )
+        # Deadlines moved: a waiter may now find a message sooner than it planned.
+        self.wakeups.notify(key)
+        return [
+            _visibility_error(outcome, next(results))
+            if isinstance(outcome, VisibilityChange)
+            else outcome
+            for outcome in outcomes
+        ]
 
     async def purge(self, key: QueueKey) -> None:
         """PurgeQueue. Raises PurgeInProgress within 60 s of the last purge (when timing
         rules are enforced)."""
-        raise NotImplementedError
+        if self.enforce_timing_rules:
+            last = await self.store.last_purged_at(key)
+            if last is not None and self.clock.time() - last < limits.PURGE_INTERVAL_SECONDS:
+                raise PurgeInProgress(key)
+        await self.store.purge(key, now=self.clock.now())
+
+    # --- rules that need the store ---------------------------------------------------
+
+    async def _check_recreate(self, key: QueueKey) -> None:
+        """SQS makes a client wait 60 seconds after DeleteQueue before re-creating."""
+        if not self.enforce_timing_rules:
+            return
+        deleted = await self.store.last_deleted_at(key)
+        if deleted is not None and self.clock.time() - deleted < limits.QUEUE_RECREATE_SECONDS:
+            raise QueueDeletedRecently(key)
+
+    async def _check_dead_letter(self, config: QueueConfig) -> None:
+        """A dead-letter target exists and is of the source's type (FIFO or standard)."""
+        rule = config.dead_letter
+        if rule is None:
+            return
+        target = await self.store.get_queue(rule.target)
+        if target is None:
+            raise InvalidAttributeValue("dead_letter", "Dead-letter target does not exist.")
+        if target.config.fifo != config.fifo:
+            raise InvalidAttributeValue(
+                "dead_letter", "Dead-letter queue must be same type of queue as the source."
+            )
+
+    # --- receiving ------------------------------------------------------------------
+
+    async def _claim(
+        self, key: QueueKey, config: QueueConfig, max_messages: int, lease: float
+    ) -> list[Delivery]:
+        deliveries = await self.store.receive(
+            key, max_messages=max_messages, visibility_timeout=lease, now=self.clock.now()
+        )
+        if config.dead_letter is not None:
+            # The claim may have moved messages there: a hint for its waiters.
+            self.wakeups.notify(config.dead_letter.target)
+        return deliveries
+
+    async def _long_poll(
+        self, key: QueueKey, config: QueueConfig, max_messages: int, lease: float, wait: float
+    ) -> list[Delivery]:
+        """Claim; if nothing came, sleep until a wake-up, the earliest visibility deadline,
+        the fallback interval or the poll's own deadline, whichever is first; repeat.
+        The watch is held across the loop so a send between two looks is not missed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        with self.wakeups.watch(key) as watch:
+            while True:
+                deliveries = await self._claim(key, config, max_messages, lease)
+                remaining = deadline - loop.time()
+                if deliveries or remaining <= 0:
+                    return deliveries
+                pause = min(remaining, self.poll_fallback_seconds)
+                upcoming = await self.store.next_visible_at(key, now=self.clock.now())
+                if upcoming is not None:
+                    pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
+                await watch.wait(pause)
+
+    def _wake_for(
+        self, sent: Sequence[NewMessage], results: Sequence[SendResult], key: QueueKey
+    ) -> None:
+        """Wake local waiters when a send made a message receivable right away."""
+        if any(
+            message.delay <= 0 and not result.duplicate
+            for message, result in zip(sent, results, strict=True)
+        ):
+            self.wakeups.notify(key)
+
+    async def _no_changes(self, key: QueueKey) -> list[ReceiptResult]:
+        # Every entry was invalid: the queue must still exist for the call to succeed.
+        await self.get_queue(key)
+        return []
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _page(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
+    """One page of `keys` (fetched with one more than `size` to know if more exist).
+    Without MaxResults, SQS returns up to 1000 queues and never a token."""
+    more = len(keys) > size
+    keys = keys[:size]
+    token = pages.encode_token(keys[-1].name) if paged and more and keys else None
+    return QueuePage(keys=keys, next_token=token)
+
+
+def _check_receive(
+    max_messages: int, visibility_timeout: float | None, wait_time: float | None
+) -> None:
+    if not 1 <= max_messages <= limits.MAX_RECEIVE_MESSAGES:
+        raise InvalidParameter(
+            "MaxNumberOfMessages",
+            messages.number_text(max_messages),
+            f"Must be between 1 and {limits.MAX_RECEIVE_MESSAGES}, if provided.",
+        )
+    if visibility_timeout is not None:
+        _check_visibility_timeout(visibility_timeout)
+    if wait_time is not None and not 0 <= wait_time <= limits.MAX_WAIT_TIME_SECONDS:
+        raise InvalidParameter(
+            "WaitTimeSeconds",
+            messages.number_text(wait_time),
+            f"Must be >= 0 and <= {limits.MAX_WAIT_TIME_SECONDS}, if provided.",
+        )
+
+
+def _check_visibility_timeout(timeout: float) -> None:
+    if not 0 <= timeout <= limits.MAX_VISIBILITY_TIMEOUT:
+        raise InvalidParameter(
+            "VisibilityTimeout",
+            messages.number_text(timeout),
+            f"Must be between 0 and {limits.MAX_VISIBILITY_TIMEOUT}, if provided.",
+        )
+
+
+def _delete_error(receipt: Receipt, result: ReceiptResult) -> QueueError | None:
+    """DeleteMessage's answer for one store outcome: a message already gone is a
+    success, as on AWS."""
+    if result.outcome is ReceiptOutcome.SUPERSEDED:
+        return StaleReceipt(receipt, _current(result))
+    if result.outcome is ReceiptOutcome.EXPIRED:
+        return ReceiptExpired(receipt)
+    return None
+
+
+def _visibility_error(change: VisibilityChange, result: ReceiptResult) -> QueueError | None:
+    """ChangeMessageVisibility's answer: unlike delete, a message that is gone fails."""
+    if result.outcome is ReceiptOutcome.GONE:
+        return MessageNotAvailable(change.receipt)
+    return _delete_error(change.receipt, result)
+
+
+def _current(result: ReceiptResult) -> int:
+    # Stores always set current_token with SUPERSEDED; 0 only guards a broken store.
+    return result.current_token if result.current_token is not None else 0

@@ -1,0 +1,199 @@
+"""Message rules: what SQS accepts in a send, and how big a message is.
+
+`prepare` turns a client's MessageDraft into the NewMessage a store enqueues, or
+raises the QueueError SQS would answer with. Texts are AWS's where known.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+
+from hopper.core import limits
+from hopper.core.errors import (
+    InvalidMessageContents,
+    InvalidParameter,
+    InvalidParameterRule,
+    MessageTooLong,
+    MissingParameter,
+)
+from hopper.core.model import MessageAttribute, MessageDraft, NewMessage, QueueConfig
+
+# SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
+_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+_RESERVED_PREFIXES = ("aws.", "amazon.")
+_DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[^\s]+)?")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# MessageGroupId and MessageDeduplicationId: 1..128 alphanumerics and punctuation.
+_TOKEN_ID = re.compile(r"[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}")
+_NOT_FOR_QUEUE_TYPE = "The request include parameter that is not valid for this queue type."
+_NO_DEDUPLICATION = (
+    "The queue should either have ContentBasedDeduplication enabled or "
+    "MessageDeduplicationId provided explicitly"
+)
+
+
+def number_text(value: float) -> str:
+    """A number as AWS quotes it in error texts: 2, not 2.0."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def size(draft: MessageDraft) -> int:
+    """SQS's message size: UTF-8 bytes of the body, plus for each attribute its name,
+    data type and value bytes."""
+    total = len(draft.body.encode("utf-8", "surrogatepass"))
+    for name, attribute in draft.attributes.items():
+        total += len(name.encode()) + len(attribute.data_type.encode())
+        if attribute.binary_value is not None:
+            total += len(attribute.binary_value)
+        if attribute.string_value is not None:
+            total += len(attribute.string_value.encode("utf-8", "surrogatepass"))
+    return total
+
+
+def prepare(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMessage:
+    """The NewMessage for `draft` on a queue with `config`.
+
+    Raises MissingParameter (empty body; FIFO without group id), InvalidMessageContents,
+    MessageTooLong, InvalidParameter (attributes, delay, FIFO rules)."""
+    if draft.body == "":
+        raise MissingParameter("MessageBody")
+    if _FORBIDDEN.search(draft.body):
+        raise InvalidMessageContents("message body")
+    _check_attributes(draft.attributes)
+    measured = size(draft)
+    if measured > config.maximum_message_size:
+        raise MessageTooLong(measured, config.maximum_message_size)
+    if config.fifo:
+        return _fifo_message(draft, config, message_id)
+    return _standard_message(draft, config, message_id)
+
+
+def _standard_message(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMessage:
+    if draft.deduplication_id is not None:
+        raise InvalidParameter(
+            "MessageDeduplicationId",
+            draft.deduplication_id,
+            "The request includes a parameter that is not valid for this queue type.",
+        )
+    # A group id on a standard queue names a fair-queue tenant.
+    _check_token_id("MessageGroupId", draft.group_id)
+    delay = config.delay_seconds if draft.delay is None else draft.delay
+    if not 0 <= delay <= limits.MAX_DELAY_SECONDS:
+        raise InvalidParameter(
+            "DelaySeconds",
+            number_text(delay),
+            f"DelaySeconds must be >= 0 and <= {limits.MAX_DELAY_SECONDS}",
+        )
+    return _new(draft, message_id, delay=delay, deduplication_id=None)
+
+
+def _fifo_message(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMessage:
+    # FIFO queues have no message timers: only the queue's delay applies.
+    if draft.delay not in (None, 0):
+        raise InvalidParameter("DelaySeconds", number_text(draft.delay), _NOT_FOR_QUEUE_TYPE)
+    if draft.group_id is None:
+        raise MissingParameter("MessageGroupId")
+    _check_token_id("MessageGroupId", draft.group_id)
+    deduplication_id = draft.deduplication_id
+    if deduplication_id is None:
+        if not config.content_based_deduplication:
+            raise InvalidParameterRule("MessageDeduplicationId", "", _NO_DEDUPLICATION)
+        deduplication_id = hashlib.sha256(draft.body.encode("utf-8")).hexdigest()
+    _check_token_id("MessageDeduplicationId", deduplication_id)
+    return _new(draft, message_id, delay=config.delay_seconds, deduplication_id=deduplication_id)
+
+
+def _new(
+    draft: MessageDraft, message_id: str, *, delay: float, deduplication_id: str | None
+) -> NewMessage:
+    return NewMessage(
+        id=message_id,
+        body=draft.body,
+        attributes=dict(draft.attributes),
+        trace_header=draft.trace_header,
+        delay=delay,
+        group_id=draft.group_id,
+        deduplication_id=deduplication_id,
+    )
+
+
+def _check_token_id(parameter: str, value: str | None) -> None:
+    if value is not None and _TOKEN_ID.fullmatch(value) is None:
+        raise InvalidParameter(
+            parameter,
+            value,
+            f"{parameter} can only include alphanumeric and punctuation characters. "
+            "1 to 128 in length.",
+        )
+
+
+def _check_attributes(attributes: Mapping[str, MessageAttribute]) -> None:
+    if len(attributes) > limits.MAX_MESSAGE_ATTRIBUTES:
+        raise InvalidParameterRule(
+            "MessageAttributes",
+            str(len(attributes)),
+            f"Number of message attributes [{len(attributes)}] exceeds the allowed maximum "
+            f"[{limits.MAX_MESSAGE_ATTRIBUTES}].",
+        )
+    for name, attribute in attributes.items():
+        _check_attribute_name(name)
+        _check_attribute_value(name, attribute)
+
+
+def _check_attribute_name(name: str) -> None:
+    lowered = name.lower()
+    if (
+        _ATTRIBUTE_NAME.fullmatch(name) is None
+        or name.startswith(".")
+        or name.endswith(".")
+        or ".." in name
+    ):
+        raise InvalidParameterRule(
+            "MessageAttributeName",
+            name,
+            f"Message (user) attribute name '{name}' is invalid. The attribute name can "
+            "contain only alphanumeric characters, hyphens, underscores and periods, must "
+            "not start or end with a period, must not have successive periods and must be "
+            "at most 256 characters long.",
+        )
+    if lowered.startswith(_RESERVED_PREFIXES):
+        raise InvalidParameterRule(
+            "MessageAttributeName",
+            name,
+            f"Message (user) attribute name '{name}' is reserved for use by SQS. "
+            "Names must not start with 'AWS.' or 'Amazon.'.",
+        )
+
+
+def _check_attribute_value(name: str, attribute: MessageAttribute) -> None:
+    match = _DATA_TYPE.fullmatch(attribute.data_type)
+    if match is None:
+        raise InvalidParameterRule(
+            "MessageAttributeDataType",
+            attribute.data_type,
+            f"The type of message (user) attribute '{name}' is invalid. You must use only "
+            "the following supported type prefixes: Binary, Number, String.",
+        )
+    base = match.group(1)
+    if base == "Binary":
+        if not attribute.binary_value:
+            raise InvalidParameterRule("MessageAttributeValue", name, _empty(name, base))
+        return
+    text = attribute.string_value
+    if not text:
+        raise InvalidParameterRule("MessageAttributeValue", name, _empty(name, base))
+    if _FORBIDDEN.search(text):
+        raise InvalidMessageContents(f"message attribute '{name}'")
+    if base == "Number" and _NUMBER.fullmatch(text.strip()) is None:
+        raise InvalidParameterRule(
+            "MessageAttributeValue",
+            name,
+            f"Can't cast the value of message (user) attribute '{name}' to a number.",
+        )
+
+
+def _empty(name: str, base: str) -> str:
+    return f"Message (user) attribute '{name}' must contain a non-empty value of type '{base}'."

@@ -1,0 +1,46 @@
+"""List pagination: MaxResults bounds and opaque NextToken values.
+
+A token is the URL-safe base64 of the last name on the page, so the next page starts
+after it; clients must treat it as opaque.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from hopper.core import limits
+from hopper.core.errors import InvalidParameter
+
+_PREFIX = "hopper:"
+
+
+def page_size(max_results: int | None) -> int:
+    """The page size for `max_results` (None: the 1000 maximum)."""
+    if max_results is None:
+        return limits.MAX_LIST_QUEUES_RESULTS
+    if not 1 <= max_results <= limits.MAX_LIST_QUEUES_RESULTS:
+        raise InvalidParameter(
+            "MaxResults",
+            str(max_results),
+            f"MaxResults must be an integer between 1 and {limits.MAX_LIST_QUEUES_RESULTS}.",
+        )
+    return max_results
+
+
+def encode_token(last_name: str) -> str:
+    return base64.urlsafe_b64encode((_PREFIX + last_name).encode()).decode()
+
+
+def decode_token(token: str | None) -> str | None:
+    """The name a page starts after, or None. Raises InvalidParameter for a token
+    hopper did not issue."""
+    if token is None:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(token.encode("ascii")).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        text = ""
+    if not text.startswith(_PREFIX):
+        raise InvalidParameter("NextToken", token, "Invalid NextToken value.")
+    return text[len(_PREFIX):]

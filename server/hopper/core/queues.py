@@ -1,0 +1,116 @@
+"""Queue rules: names, settings into configs, CreateQueue's comparison, tags.
+
+`settings` everywhere is what a client passed, keyed by `QueueConfig` field name; the
+wire has already parsed and range-checked the values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from hopper.core import limits
+from hopper.core.errors import (
+    InvalidAttributeName,
+    InvalidAttributeValue,
+    InvalidParameter,
+    InvalidParameterRule,
+    QueueNameTaken,
+)
+from hopper.core.model import QueueConfig, QueueKey, QueueRecord
+
+_STANDARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
+# The .fifo suffix counts towards the 80 characters.
+_FIFO_NAME = re.compile(r"[A-Za-z0-9_-]{1,75}\.fifo")
+STANDARD_NAME_RULE = (
+    "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
+)
+FIFO_NAME_RULE = (
+    "The name of a FIFO queue can only include alphanumeric characters, hyphens, or "
+    "underscores, must end with .fifo suffix and be 1 to 80 in length"
+)
+_FIELDS = frozenset(f.name for f in dataclasses.fields(QueueConfig))
+# Attributes that exist only on FIFO queues: on a standard queue SQS does not know them.
+_FIFO_ONLY = ("content_based_deduplication",)
+MAX_TAG_KEY_LENGTH = 128
+MAX_TAG_VALUE_LENGTH = 256
+
+
+def check_name(key: QueueKey, fifo: bool) -> None:
+    """A FIFO queue's name ends in .fifo and a standard queue's name has no dot at all
+    (so `x.fifo` without FifoQueue=true breaks the standard rule, as on AWS)."""
+    if fifo and _FIFO_NAME.fullmatch(key.name) is None:
+        raise InvalidParameterRule("QueueName", key.name, FIFO_NAME_RULE)
+    if not fifo and _STANDARD_NAME.fullmatch(key.name) is None:
+        raise InvalidParameterRule("QueueName", key.name, STANDARD_NAME_RULE)
+
+
+def check_fields(settings: Mapping[str, Any], *, fifo: bool) -> None:
+    for name in settings:
+        if name not in _FIELDS:
+            raise InvalidAttributeName(name)
+    if not fifo:
+        for name in _FIFO_ONLY:
+            if name in settings:
+                raise InvalidAttributeName(name)
+
+
+def new_config(settings: Mapping[str, Any]) -> QueueConfig:
+    """The config of a new queue: defaults, overridden by what was passed."""
+    fifo = bool(settings.get("fifo", False))
+    check_fields(settings, fifo=fifo)
+    values = dict(settings)
+    values["extra"] = dict(settings.get("extra", {}))
+    return QueueConfig(**values)
+
+
+def changed_config(config: QueueConfig, settings: Mapping[str, Any]) -> QueueConfig:
+    """`config` with the passed settings applied (SetQueueAttributes). The queue type
+    cannot change; `extra` is merged key by key and an empty text removes a key."""
+    if "fifo" in settings:
+        if not config.fifo:
+            raise InvalidAttributeName("fifo")
+        if settings["fifo"] is not True:
+            raise InvalidAttributeValue("fifo", "Modifying queue type is not supported.")
+    check_fields(settings, fifo=config.fifo)
+    values = {name: value for name, value in settings.items() if name != "extra"}
+    extra = dict(config.extra)
+    for name, text in settings.get("extra", {}).items():
+        if text == "":
+            extra.pop(name, None)
+        else:
+            extra[name] = text
+    return dataclasses.replace(config, **values, extra=extra)
+
+
+def check_same(existing: QueueRecord, settings: Mapping[str, Any]) -> None:
+    """CreateQueue on an existing name: every passed setting must equal the existing
+    value (only the passed ones are compared, as AWS)."""
+    for name, value in settings.items():
+        if name == "extra":
+            for attribute, text in value.items():
+                if existing.config.extra.get(attribute) != text:
+                    raise QueueNameTaken(existing.key, attribute)
+        elif getattr(existing.config, name, None) != value:
+            raise QueueNameTaken(existing.key, name)
+
+
+def check_tags(tags: Mapping[str, str], *, existing: Mapping[str, str] | None = None) -> None:
+    """Tag keys are 1..128 characters, values 0..256, and a queue holds at most 50 tags."""
+    for tag_key, value in tags.items():
+        if not 1 <= len(tag_key) <= MAX_TAG_KEY_LENGTH:
+            raise InvalidParameter(
+                "Tags", tag_key, f"Tag keys must be between 1 and {MAX_TAG_KEY_LENGTH} characters."
+            )
+        if len(value) > MAX_TAG_VALUE_LENGTH:
+            raise InvalidParameter(
+                "Tags", value, f"Tag values must be at most {MAX_TAG_VALUE_LENGTH} characters."
+            )
+    if len({**(existing or {}), **tags}) > limits.MAX_TAGS_PER_QUEUE:
+        raise InvalidParameterRule(
+            "Tags",
+            str(len(tags)),
+            f"Too many tags added for queue. The limit is {limits.MAX_TAGS_PER_QUEUE}.",
+        )

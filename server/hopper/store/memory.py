@@ -1,0 +1,344 @@
+"""MemoryQueueStore: the QueueStore contract kept in process memory.
+
+One asyncio loop owns the store and no method awaits in the middle of its work, so
+each call is atomic without locks. Retention is applied lazily: expired messages are
+dropped whenever a method looks at the queue's messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hopper.core import limits
+from hopper.core.clock import Clock, SystemClock
+from hopper.core.errors import QueueNotFound
+from hopper.core.model import (
+    Delivery,
+    NewMessage,
+    QueueConfig,
+    QueueKey,
+    QueueRecord,
+    QueueStats,
+    Receipt,
+    ReceiptOutcome,
+    ReceiptResult,
+    SendResult,
+    StoredMessage,
+    VisibilityChange,
+)
+from hopper.store.base import WakeUp
+
+
+@dataclass
+class _Message:
+    stored: StoredMessage
+    visible_at: float
+    token: int = 0
+    receive_count: int = 0
+    first_received_at: float | None = None
+
+    def in_flight(self, now: float) -> bool:
+        return self.receive_count > 0 and self.visible_at > now
+
+
+@dataclass
+class _Queue:
+    record: QueueRecord
+    # Insertion order is send order (and sequence order on FIFO queues).
+    messages: dict[str, _Message] = field(default_factory=dict)
+    # deduplication id -> (first send time, the original's result)
+    sent_ids: dict[str, tuple[float, SendResult]] = field(default_factory=dict)
+    last_sequence: int = 0
+    last_purged_at: float | None = None
+
+    def live(self, now: float) -> dict[str, _Message]:
+        """The messages, after dropping those past the retention period."""
+        horizon = now - self.record.config.message_retention_period
+        expired = [mid for mid, m in self.messages.items() if m.stored.sent_at <= horizon]
+        for message_id in expired:
+            del self.messages[message_id]
+        return self.messages
+
+
+class MemoryQueueStore:
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock: Clock = clock or SystemClock()
+        self._queues: dict[QueueKey, _Queue] = {}
+        self._deleted_at: dict[QueueKey, float] = {}
+        # One store-wide sequence, so tokens also increase across messages and queues.
+        self._tokens = itertools.count(1)
+        self._wake: WakeUp | None = None
+
+    def _now(self, now: float | None) -> float:
+        return self._clock.time() if now is None else now
+
+    def _queue(self, key: QueueKey) -> _Queue:
+        queue = self._queues.get(key)
+        if queue is None:
+            raise QueueNotFound(key)
+        return queue
+
+    # --- life cycle -----------------------------------------------------------------
+
+    async def start(self, wake: WakeUp) -> None:
+        # One process holds every message, so there is nobody else to hear from.
+        self._wake = wake
+
+    async def close(self) -> None:
+        self._wake = None
+
+    # --- queues ---------------------------------------------------------------------
+
+    async def create_queue(
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        tags: Mapping[str, str],
+        *,
+        now: float | None,
+    ) -> tuple[QueueRecord, bool]:
+        existing = self._queues.get(key)
+        if existing is not None:
+            return existing.record, False
+        at = self._now(now)
+        record = QueueRecord(key, config, created_at=at, last_modified_at=at, tags=dict(tags))
+        self._queues[key] = _Queue(record)
+        return record, True
+
+    async def get_queue(self, key: QueueKey) -> QueueRecord | None:
+        queue = self._queues.get(key)
+        return None if queue is None else queue.record
+
+    async def list_queues(
+        self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
+    ) -> list[QueueRecord]:
+        names = sorted(
+            key.name
+            for key in self._queues
+            if key.account == account
+            and key.name.startswith(prefix)
+            and (after is None or key.name > after)
+        )
+        return [self._queues[QueueKey(account, name)].record for name in names[:limit]]
+
+    async def update_queue(
+        self, key: QueueKey, config: QueueConfig, *, now: float | None
+    ) -> QueueRecord:
+        queue = self._queue(key)
+        queue.record = dataclasses.replace(
+            queue.record, config=config, last_modified_at=self._now(now)
+        )
+        return queue.record
+
+    async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
+        if self._queues.pop(key, None) is None:
+            return None
+        at = self._now(now)
+        self._deleted_at[key] = at
+        return at
+
+    async def last_deleted_at(self, key: QueueKey) -> float | None:
+        return self._deleted_at.get(key)
+
+    async def set_tags(
+        self, key: QueueKey, *, add: Mapping[str, str], remove: Sequence[str]
+    ) -> QueueRecord:
+        queue = self._queue(key)
+        tags = {**queue.record.tags, **add}
+        for tag_key in remove:
+            tags.pop(tag_key, None)
+        queue.record = dataclasses.replace(queue.record, tags=tags)
+        return queue.record
+
+    async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
+        return sorted(
+            (
+                key
+                for key, queue in self._queues.items()
+                if queue.record.config.dead_letter is not None
+                and queue.record.config.dead_letter.target == target
+            ),
+            key=lambda key: (key.name, key.account),
+        )
+
+    # --- messages -------------------------------------------------------------------
+
+    async def send(
+        self, key: QueueKey, messages: Sequence[NewMessage], *, now: float | None
+    ) -> list[SendResult]:
+        queue = self._queue(key)
+        at = self._now(now)
+        # Nothing below can fail, so the batch is all or none.
+        return [self._enqueue(queue, message, at) for message in messages]
+
+    def _enqueue(self, queue: _Queue, message: NewMessage, now: float) -> SendResult:
+        dedup_id = message.deduplication_id if queue.record.config.fifo else None
+        if dedup_id is not None:
+            seen = queue.sent_ids.get(dedup_id)
+            if seen is not None and now - seen[0] < limits.DEDUPLICATION_WINDOW_SECONDS:
+                return dataclasses.replace(seen[1], duplicate=True)
+        sequence = None
+        if queue.record.config.fifo:
+            queue.last_sequence += 1
+            sequence = queue.last_sequence
+        stored = StoredMessage(
+            id=message.id,
+            body=message.body,
+            attributes=dict(message.attributes),
+            trace_header=message.trace_header,
+            sent_at=now,
+            group_id=message.group_id,
+            deduplication_id=dedup_id,
+            sequence_number=sequence,
+        )
+        queue.messages[message.id] = _Message(stored, visible_at=now + message.delay)
+        result = SendResult(message.id, sequence_number=sequence)
+        if dedup_id is not None:
+            queue.sent_ids[dedup_id] = (now, result)
+        return result
+
+    async def receive(
+        self,
+        key: QueueKey,
+        *,
+        max_messages: int,
+        visibility_timeout: float,
+        now: float | None,
+    ) -> list[Delivery]:
+        queue = self._queue(key)
+        at = self._now(now)
+        deliveries: list[Delivery] = []
+        for message in list(self._receivable(queue, at)):
+            if len(deliveries) >= max_messages:
+                break
+            if self._dead_letter(queue, message, at):
+                continue
+            deliveries.append(self._claim(message, visibility_timeout, at))
+        return deliveries
+
+    def _receivable(self, queue: _Queue, now: float) -> Iterator[_Message]:
+        """Receivable messages, oldest first. On a FIFO queue a group whose oldest
+        message is in flight or not yet visible yields nothing more (strict order)."""
+        messages = queue.live(now)
+        fifo = queue.record.config.fifo
+        blocked = {m.stored.group_id for m in messages.values() if fifo and m.in_flight(now)}
+        for message in list(messages.values()):
+            group = message.stored.group_id
+            if fifo and group in blocked:
+                continue
+            if message.visible_at > now:
+                if fifo:
+                    blocked.add(group)
+                continue
+            yield message
+
+    def _dead_letter(self, queue: _Queue, message: _Message, now: float) -> bool:
+        """Move `message` to the dead-letter target if it has been received
+        max_receive_count times already. True when moved."""
+        rule = queue.record.config.dead_letter
+        if rule is None or message.receive_count < rule.max_receive_count:
+            return False
+        target = self._queues.get(rule.target)
+        if target is None:
+            # A rule whose target is gone keeps the message where it is, as SQS does.
+            return False
+        del queue.messages[message.stored.id]
+        stored = dataclasses.replace(message.stored, dead_letter_source=queue.record.key)
+        target.messages[stored.id] = _Message(stored, visible_at=now)
+        return True
+
+    def _claim(self, message: _Message, visibility_timeout: float, now: float) -> Delivery:
+        message.token = next(self._tokens)
+        message.receive_count += 1
+        if message.first_received_at is None:
+            message.first_received_at = now
+        message.visible_at = now + visibility_timeout
+        return Delivery(
+            message=message.stored,
+            token=message.token,
+            receive_count=message.receive_count,
+            first_received_at=message.first_received_at,
+            visible_at=message.visible_at,
+        )
+
+    async def delete(
+        self,
+        key: QueueKey,
+        receipts: Sequence[Receipt],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+    ) -> list[ReceiptResult]:
+        queue = self._queue(key)
+        at = self._now(now)
+        results = []
+        for receipt in receipts:
+            result = self._check(queue, receipt, refuse_expired=refuse_expired, now=at)
+            if result.outcome is ReceiptOutcome.OK:
+                del queue.messages[receipt.message_id]
+            results.append(result)
+        return results
+
+    async def change_visibility(
+        self,
+        key: QueueKey,
+        changes: Sequence[VisibilityChange],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+    ) -> list[ReceiptResult]:
+        queue = self._queue(key)
+        at = self._now(now)
+        results = []
+        for change in changes:
+            result = self._check(queue, change.receipt, refuse_expired=refuse_expired, now=at)
+            if result.outcome is ReceiptOutcome.OK:
+                queue.messages[change.receipt.message_id].visible_at = at + change.timeout
+            results.append(result)
+        return results
+
+    def _check(
+        self, queue: _Queue, receipt: Receipt, *, refuse_expired: bool, now: float
+    ) -> ReceiptResult:
+        """Classify one receipt against the message's current delivery."""
+        message = queue.live(now).get(receipt.message_id)
+        # A token the message never carried names no delivery of it.
+        if message is None or message.token == 0 or receipt.token > message.token:
+            return ReceiptResult(ReceiptOutcome.GONE)
+        if receipt.token < message.token:
+            return ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=message.token)
+        if refuse_expired and message.visible_at <= now:
+            return ReceiptResult(ReceiptOutcome.EXPIRED)
+        return ReceiptResult(ReceiptOutcome.OK)
+
+    async def purge(self, key: QueueKey, *, now: float | None) -> int:
+        queue = self._queue(key)
+        count = len(queue.messages)
+        queue.messages.clear()
+        queue.last_purged_at = self._now(now)
+        return count
+
+    async def last_purged_at(self, key: QueueKey) -> float | None:
+        return self._queue(key).last_purged_at
+
+    async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
+        queue = self._queue(key)
+        at = self._now(now)
+        messages = list(queue.live(at).values())
+        in_flight = sum(1 for m in messages if m.in_flight(at))
+        delayed = sum(1 for m in messages if m.receive_count == 0 and m.visible_at > at)
+        return QueueStats(
+            visible=len(messages) - in_flight - delayed,
+            in_flight=in_flight,
+            delayed=delayed,
+            oldest_sent_at=min((m.stored.sent_at for m in messages), default=None),
+        )
+
+    async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
+        queue = self._queue(key)
+        at = self._now(now)
+        upcoming = (m.visible_at for m in queue.live(at).values() if m.visible_at > at)
+        return min(upcoming, default=None)
