@@ -60,7 +60,8 @@ async def test_fifo_poison_message_moves_and_unblocks_its_group(
     store: QueueStore, clock: FakeClock
 ) -> None:
     source, target = await make_dead_letter_pair(store, clock, max_receive_count=1, fifo=True)
-    await send(store, clock, source, fifo_message("g", body="poison"), fifo_message("g", body="next"))
+    poison, after = fifo_message("g", body="poison"), fifo_message("g", body="next")
+    await send(store, clock, source, poison, after)
     [first] = await receive(store, clock, source, n=1, lease=1)
     assert first.message.body == "poison"
     clock.advance(1)

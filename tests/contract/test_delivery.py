@@ -37,7 +37,9 @@ async def test_received_message_carries_what_was_sent(store: QueueStore, clock: 
     assert delivery.visible_at == clock.time() + 30
 
 
-async def test_store_results_name_the_sent_ids_in_order(store: QueueStore, clock: FakeClock) -> None:
+async def test_store_results_name_the_sent_ids_in_order(
+    store: QueueStore, clock: FakeClock
+) -> None:
     queue = await make_queue(store, clock)
     batch = [message(f"m{i}") for i in range(3)]
     results = await store.send(queue, batch, now=clock.now())
@@ -191,7 +193,9 @@ async def test_messages_past_retention_are_never_delivered(
     assert (stats.visible, stats.in_flight, stats.delayed) == (0, 1, 0)
 
 
-async def test_expired_in_flight_message_is_not_counted(store: QueueStore, clock: FakeClock) -> None:
+async def test_expired_in_flight_message_is_not_counted(
+    store: QueueStore, clock: FakeClock
+) -> None:
     queue = await make_queue(store, clock, message_retention_period=60.0)
     await send(store, clock, queue)
     await receive_one(store, clock, queue, lease=100)

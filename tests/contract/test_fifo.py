@@ -20,19 +20,19 @@ async def test_fifo_group_is_locked_while_a_message_is_in_flight(
     store: QueueStore, clock: FakeClock
 ) -> None:
     queue = await make_queue(store, clock, "q.fifo")
-    await send(store, clock, queue, fifo_message("g", body="first"), fifo_message("g", body="second"))
+    await send(store, clock, queue, fifo_message("g", body="first"), fifo_message("g", body="2nd"))
     first = await receive_one(store, clock, queue, lease=10)
     assert first.message.body == "first"
     assert await receive(store, clock, queue) == []
     await delete(store, clock, queue, first.receipt)
-    assert [d.message.body for d in await receive(store, clock, queue)] == ["second"]
+    assert [d.message.body for d in await receive(store, clock, queue)] == ["2nd"]
 
 
 async def test_fifo_group_lock_ends_when_the_lease_runs_out_and_order_is_kept(
     store: QueueStore, clock: FakeClock
 ) -> None:
     queue = await make_queue(store, clock, "q.fifo")
-    await send(store, clock, queue, fifo_message("g", body="first"), fifo_message("g", body="second"))
+    await send(store, clock, queue, fifo_message("g", body="first"), fifo_message("g", body="2nd"))
     await receive_one(store, clock, queue, lease=10)
     clock.advance(10)
     assert [d.message.body for d in await receive(store, clock, queue, n=1)] == ["first"]
@@ -42,7 +42,7 @@ async def test_fifo_group_lock_follows_change_visibility(
     store: QueueStore, clock: FakeClock
 ) -> None:
     queue = await make_queue(store, clock, "q.fifo")
-    await send(store, clock, queue, fifo_message("g", body="first"), fifo_message("g", body="second"))
+    await send(store, clock, queue, fifo_message("g", body="first"), fifo_message("g", body="2nd"))
     first = await receive_one(store, clock, queue, lease=100)
     await change(store, clock, queue, first.receipt, 0)
     assert [d.message.body for d in await receive(store, clock, queue, n=1)] == ["first"]

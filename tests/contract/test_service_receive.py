@@ -1,0 +1,167 @@
+"""QueueService over every store: receive parameters and long polling.
+
+Long polls wait in real time (the event loop's); the store's time is the fake clock.
+The service's polling fallback is 30 s and the waits 20 s, so a poll that returns
+within the generous 5 s bound was woken, not polled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hopper.core.clock import FakeClock
+from hopper.core.errors import InvalidParameter, QueueNotFound
+from hopper.core.model import DeadLetterRule, MessageDraft, QueueKey, VisibilityChange
+from hopper.core.service import QueueService
+
+from .factories import key
+
+PROMPTLY = 5.0
+
+
+async def until_waiting(service: QueueService, queue: QueueKey) -> None:
+    # Yield to the loop until the long poll has registered its watch (no timed sleeps).
+    while service.wakeups.waiting(queue) == 0:
+        await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "parameter"),
+    [
+        ({"max_messages": 0}, "MaxNumberOfMessages"),
+        ({"max_messages": 11}, "MaxNumberOfMessages"),
+        ({"visibility_timeout": -1}, "VisibilityTimeout"),
+        ({"visibility_timeout": 43_201}, "VisibilityTimeout"),
+        ({"wait_time": -1}, "WaitTimeSeconds"),
+        ({"wait_time": 21}, "WaitTimeSeconds"),
+    ],
+)
+async def test_receive_parameters_out_of_range_are_invalid(
+    service: QueueService, arguments: dict[str, float], parameter: str
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    with pytest.raises(InvalidParameter) as caught:
+        await service.receive(key("q"), **arguments)  # type: ignore[arg-type]
+    assert caught.value.parameter == parameter
+
+
+async def test_receive_uses_the_queue_visibility_timeout_by_default(
+    service: QueueService, clock: FakeClock
+) -> None:
+    await service.create_queue(key("q"), {"visibility_timeout": 12.0}, {})
+    await service.send(key("q"), MessageDraft("x"))
+    [delivery] = await service.receive(key("q"))
+    assert delivery.visible_at == clock.time() + 12
+
+
+async def test_receive_on_an_empty_queue_without_wait_returns_nothing(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    assert await service.receive(key("q")) == []
+
+
+async def test_long_poll_returns_promptly_when_a_message_is_sent_during_the_wait(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20))
+    await until_waiting(service, key("q"))
+    await service.send(key("q"), MessageDraft("hello"))
+    async with asyncio.timeout(PROMPTLY):
+        [delivery] = await poll
+    assert delivery.message.body == "hello"
+
+
+async def test_long_poll_uses_the_queue_wait_time_by_default(service: QueueService) -> None:
+    await service.create_queue(key("q"), {"receive_message_wait_time_seconds": 20.0}, {})
+    poll = asyncio.create_task(service.receive(key("q")))
+    await until_waiting(service, key("q"))
+    await service.send_batch(key("q"), [MessageDraft("a")])
+    async with asyncio.timeout(PROMPTLY):
+        assert len(await poll) == 1
+
+
+async def test_long_poll_is_not_woken_by_a_delayed_message(service: QueueService) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=0.2))
+    await until_waiting(service, key("q"))
+    await service.send(key("q"), MessageDraft("later", delay=60))
+    assert await poll == []
+
+
+async def test_long_poll_ends_empty_at_its_deadline(service: QueueService) -> None:
+    await service.create_queue(key("q"), {}, {})
+    async with asyncio.timeout(PROMPTLY):
+        assert await service.receive(key("q"), wait_time=0.05) == []
+
+
+async def test_long_poll_wakes_when_a_lease_runs_out(
+    service: QueueService, clock: FakeClock
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    await service.send(key("q"), MessageDraft("x"))
+    [first] = await service.receive(key("q"), visibility_timeout=0.2)
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20))
+    await until_waiting(service, key("q"))
+    # The store's clock passes the deadline; the poll sleeps until next_visible_at.
+    clock.advance(0.2)
+    async with asyncio.timeout(PROMPTLY):
+        [again] = await poll
+    assert again.message.id == first.message.id and again.token > first.token
+
+
+async def test_long_poll_wakes_when_visibility_is_changed(service: QueueService) -> None:
+    await service.create_queue(key("q"), {}, {})
+    await service.send(key("q"), MessageDraft("x"))
+    [first] = await service.receive(key("q"), visibility_timeout=600)
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20))
+    await until_waiting(service, key("q"))
+    await service.change_visibility(key("q"), VisibilityChange(first.receipt, 0))
+    async with asyncio.timeout(PROMPTLY):
+        assert len(await poll) == 1
+
+
+async def test_long_poll_on_a_queue_deleted_meanwhile_ends_with_queue_not_found(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20))
+    await until_waiting(service, key("q"))
+    await service.delete_queue(key("q"))
+    async with asyncio.timeout(PROMPTLY):
+        with pytest.raises(QueueNotFound):
+            await poll
+    assert service.wakeups.waiting(key("q")) == 0
+
+
+async def test_many_long_polls_share_the_messages_without_duplicates(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    polls = [asyncio.create_task(service.receive(key("q"), wait_time=20)) for _ in range(5)]
+    while service.wakeups.waiting(key("q")) < 5:
+        await asyncio.sleep(0)
+    await service.send_batch(key("q"), [MessageDraft(f"m{i}") for i in range(5)])
+    async with asyncio.timeout(PROMPTLY):
+        batches = await asyncio.gather(*polls)
+    ids = [d.message.id for batch in batches for d in batch]
+    assert len(ids) == len(set(ids)) == 5
+
+
+async def test_dead_letter_queue_poll_wakes_when_a_message_is_moved(
+    service: QueueService, clock: FakeClock
+) -> None:
+    await service.create_queue(key("dlq"), {}, {})
+    await service.create_queue(key("q"), {"dead_letter": DeadLetterRule(key("dlq"), 1)}, {})
+    await service.send(key("q"), MessageDraft("poison"))
+    await service.receive(key("q"), visibility_timeout=1)
+    clock.advance(1)
+    poll = asyncio.create_task(service.receive(key("dlq"), wait_time=20))
+    await until_waiting(service, key("dlq"))
+    assert await service.receive(key("q")) == []
+    async with asyncio.timeout(PROMPTLY):
+        [moved] = await poll
+    assert moved.message.dead_letter_source == key("q")
