@@ -165,3 +165,18 @@ async def test_dead_letter_queue_poll_wakes_when_a_message_is_moved(
     async with asyncio.timeout(PROMPTLY):
         [moved] = await poll
     assert moved.message.dead_letter_source == key("q")
+
+
+async def test_fifo_long_poll_wakes_when_the_group_is_unlocked_by_a_delete(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q.fifo"), {"fifo": True}, {})
+    drafts = [MessageDraft(b, group_id="g", deduplication_id=b) for b in ("one", "two")]
+    await service.send_batch(key("q.fifo"), drafts)
+    [first] = await service.receive(key("q.fifo"), visibility_timeout=600)
+    poll = asyncio.create_task(service.receive(key("q.fifo"), wait_time=20))
+    await until_waiting(service, key("q.fifo"))
+    await service.delete(key("q.fifo"), first.receipt)
+    async with asyncio.timeout(PROMPTLY):
+        [second] = await poll
+    assert second.message.body == "two"

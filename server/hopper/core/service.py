@@ -226,10 +226,7 @@ class QueueService:
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises
         StaleReceipt (superseded), ReceiptExpired (FIFO only)."""
-        [result] = await self.store.delete(
-            key, [receipt], refuse_expired=key.is_fifo, now=self.clock.now()
-        )
-        error = _delete_error(receipt, result)
+        [error] = await self.delete_batch(key, [receipt])
         if error is not None:
             raise error
 
@@ -239,6 +236,9 @@ class QueueService:
         results = await self.store.delete(
             key, receipts, refuse_expired=key.is_fifo, now=self.clock.now()
         )
+        if key.is_fifo and any(r.outcome is ReceiptOutcome.OK for r in results):
+            # Deleting a FIFO message unlocks its group: the next one may be receivable.
+            self.wakeups.notify(key)
         pairs = zip(receipts, results, strict=True)
         return [_delete_error(receipt, result) for receipt, result in pairs]
 

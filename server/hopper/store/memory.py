@@ -54,13 +54,22 @@ class _Queue:
     last_sequence: int = 0
     last_purged_at: float | None = None
 
+    def expired(self, message: _Message, now: float) -> bool:
+        return message.stored.sent_at <= now - self.record.config.message_retention_period
+
     def live(self, now: float) -> dict[str, _Message]:
         """The messages, after dropping those past the retention period."""
-        horizon = now - self.record.config.message_retention_period
-        expired = [mid for mid, m in self.messages.items() if m.stored.sent_at <= horizon]
-        for message_id in expired:
+        for message_id in [mid for mid, m in self.messages.items() if self.expired(m, now)]:
             del self.messages[message_id]
         return self.messages
+
+    def find(self, message_id: str, now: float) -> _Message | None:
+        """The live message of this id, or None (dropping it if it has expired)."""
+        message = self.messages.get(message_id)
+        if message is not None and self.expired(message, now):
+            del self.messages[message_id]
+            return None
+        return message
 
 
 class MemoryQueueStore:
@@ -211,7 +220,7 @@ class MemoryQueueStore:
         queue = self._queue(key)
         at = self._now(now)
         deliveries: list[Delivery] = []
-        for message in list(self._receivable(queue, at)):
+        for message in self._receivable(queue, at):
             if len(deliveries) >= max_messages:
                 break
             if self._dead_letter(queue, message, at):
@@ -221,11 +230,15 @@ class MemoryQueueStore:
 
     def _receivable(self, queue: _Queue, now: float) -> Iterator[_Message]:
         """Receivable messages, oldest first. On a FIFO queue a group whose oldest
-        message is in flight or not yet visible yields nothing more (strict order)."""
-        messages = queue.live(now)
+        message is in flight or not yet visible yields nothing more (strict order).
+        Works on a snapshot, so the caller may claim or move what it is given."""
         fifo = queue.record.config.fifo
+        # Only FIFO needs the whole queue up front (to know the locked groups).
+        messages = queue.live(now) if fifo else queue.messages
         blocked = {m.stored.group_id for m in messages.values() if fifo and m.in_flight(now)}
         for message in list(messages.values()):
+            if queue.find(message.stored.id, now) is None:
+                continue
             group = message.stored.group_id
             if fifo and group in blocked:
                 continue
@@ -304,7 +317,7 @@ class MemoryQueueStore:
         self, queue: _Queue, receipt: Receipt, *, refuse_expired: bool, now: float
     ) -> ReceiptResult:
         """Classify one receipt against the message's current delivery."""
-        message = queue.live(now).get(receipt.message_id)
+        message = queue.find(receipt.message_id, now)
         # A token the message never carried names no delivery of it.
         if message is None or message.token == 0 or receipt.token > message.token:
             return ReceiptResult(ReceiptOutcome.GONE)
