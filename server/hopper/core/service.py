@@ -90,9 +90,12 @@ class QueueService:
         mapping of SQS attribute name -> text and is compared key by key.
 
         Raises QueueNameTaken(attribute=<field name, or the extra's SQS name>),
-        QueueDeletedRecently, InvalidParameter (queue name rules), InvalidAttributeValue
-        (FIFO name without FifoQueue or the reverse, a dead-letter target that does not
-        exist or is of the other type).
+        QueueDeletedRecently, InvalidParameter (queue name rules; as on AWS a `.fifo`
+        name without FifoQueue, or FifoQueue without the suffix, breaks them: the
+        InvalidParameterRule subclass carries AWS's standalone text), InvalidAttributeName
+        (a FIFO-only attribute on a standard queue, an unknown field), InvalidAttributeValue
+        (a dead-letter target that does not exist or is of the other type), InvalidParameter
+        (tag limits).
         """
         fifo = bool(settings.get("fifo", False))
         queues.check_name(key, fifo)
