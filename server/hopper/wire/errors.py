@@ -54,7 +54,9 @@ CODES: dict[str, Code] = {
     "InvalidAddress": _sqs("InvalidAddress"),
     "InvalidSecurity": _sqs("InvalidSecurity"),
     "RequestThrottled": _sqs("RequestThrottled"),
-    "InvalidParameterValue": Code(_CORAL + "InvalidParameterValueException", "InvalidParameterValue"),
+    "InvalidParameterValue": Code(
+        _CORAL + "InvalidParameterValueException", "InvalidParameterValue"
+    ),
     "MissingParameter": Code(_CORAL + "MissingRequiredParameterException", "MissingParameter"),
     "AccessDenied": Code(_CORAL + "AccessDeniedException", "AccessDenied", 403),
     "InvalidClientTokenId": Code(_CORAL + "InvalidClientTokenId", "InvalidClientTokenId", 403),
@@ -141,6 +143,8 @@ _TRANSLATIONS: dict[type[core.QueueError], Callable[[Any, bool], SqsError]] = {
         "PurgeQueueInProgress",
         f"Only one PurgeQueue operation on {e.key.name} is allowed every 60 seconds.",
     ),
+    # Checked before its base class: from_core walks the MRO, subclass first.
+    core.InvalidParameterRule: lambda e, _b: SqsError("InvalidParameterValue", e.reason),
     core.InvalidParameter: lambda e, _b: invalid_parameter_value(e.parameter, e.value, e.reason),
     core.InvalidAttributeValue: lambda e, _b: SqsError(
         "InvalidAttributeValue",
