@@ -1,0 +1,25 @@
+"""What a handler knows about the request it serves, beyond its parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hopper.core.model import QueueKey
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """One request's circumstances, built by the transport (http.py) per request.
+
+    `base_url` is "scheme://host[:port]" as the client addressed us, so queue URLs
+    handed back work from where the client stands. `path_queue` is set when the
+    request was sent to a queue-URL path `/<account>/<name>`.
+    """
+
+    protocol: str  # "json" or "query"
+    account: str  # the account id this request acts for
+    region: str
+    base_url: str
+    path_queue: QueueKey | None
+    trace_header: str | None  # the X-Amzn-Trace-Id request header, if any
+    request_id: str  # a fresh uuid4 per request
