@@ -1,0 +1,595 @@
+"""PostgresQueueStore: the QueueStore contract on PostgreSQL, through asyncpg.
+
+Each method is one named statement from `sql/queries.sql` (asyncpg prepares and caches
+it per connection), the mapping of its rows to the core's values, and the translation
+of asyncpg's exceptions: none escapes this module. Batches go in one round trip as
+parallel arrays (`unnest`). The guards (fencing token, lease, deduplication window)
+are in the statements' WHERE clauses, so every outcome is decided atomically.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]  # no stubs in the venv
+
+from hopper.core import limits
+from hopper.core.errors import QueueError, QueueNotFound
+from hopper.core.model import (
+    DeadLetterRule,
+    Delivery,
+    MessageAttribute,
+    NewMessage,
+    QueueConfig,
+    QueueKey,
+    QueueRecord,
+    QueueStats,
+    Receipt,
+    ReceiptOutcome,
+    ReceiptResult,
+    SendResult,
+    StoredMessage,
+    VisibilityChange,
+)
+from hopper.store.base import WakeUp
+from hopper.store.listener import Listener
+from hopper.store.schema import checked_schema, queries
+
+_MAX_BIGINT = 2**63 - 1
+_DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
+@dataclass
+class StoreUnavailable(QueueError):
+    """The database failed or could not be reached; the operation may not have happened."""
+
+    reason: str
+
+
+class PostgresQueueStore:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "hopper",
+        min_size: int = 2,
+        max_size: int = 16,
+        listen: bool = True,
+        notify_delay: float = 0.005,
+    ) -> None:
+        self._dsn = dsn
+        self._schema = checked_schema(schema)
+        self._min_size = min_size
+        self._max_size = max_size
+        self._listen = listen
+        self._notify_delay = notify_delay
+        self._sql = queries()
+        self._pool: asyncpg.Pool | None = None
+        self._wake: WakeUp | None = None
+        self.listener: Listener | None = None
+
+    # --- life cycle -----------------------------------------------------------------
+
+    async def start(self, wake: WakeUp) -> None:
+        self._wake = wake
+        with _translated():
+            self._pool = await asyncpg.create_pool(
+                self._dsn,
+                min_size=self._min_size,
+                max_size=self._max_size,
+                server_settings={"search_path": self._schema},
+                init=_init_connection,
+            )
+            if self._listen:
+                self.listener = Listener(
+                    self._listening_connection,
+                    wake,
+                    self._wake_all,
+                    notify_sql=self._sql["notify"],
+                    flush_delay=self._notify_delay,
+                )
+                await self.listener.start()
+
+    async def close(self) -> None:
+        listener, self.listener = self.listener, None
+        pool, self._pool = self._pool, None
+        with contextlib.suppress(*_DATABASE_ERRORS):
+            if listener is not None:
+                await listener.close()
+            if pool is not None:
+                await pool.close()
+
+    async def _listening_connection(self) -> asyncpg.Connection:
+        return await asyncpg.connect(self._dsn, server_settings={"search_path": self._schema})
+
+    async def _wake_all(self) -> None:
+        """After the LISTEN connection came back: notifications may have been lost while
+        it was down, so every queue is worth another look."""
+        if self._wake is None:
+            return
+        with contextlib.suppress(*_DATABASE_ERRORS):
+            for row in await self._db.fetch(self._sql["queue_keys"]):
+                self._wake(QueueKey(row["account"], row["name"]))
+
+    @property
+    def _db(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise StoreUnavailable("the store is not started")
+        return self._pool
+
+    # --- queues ---------------------------------------------------------------------
+
+    async def create_queue(
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        tags: Mapping[str, str],
+        *,
+        now: float | None,
+    ) -> tuple[QueueRecord, bool]:
+        with _translated(key):
+            while True:
+                row = await self._db.fetchrow(
+                    self._sql["create_queue"],
+                    key.account,
+                    key.name,
+                    _config_json(config),
+                    dict(tags),
+                    now,
+                )
+                # No row: a concurrent create committed after our snapshot; look again.
+                if row is not None:
+                    return _record(row), bool(row["created"])
+
+    async def get_queue(self, key: QueueKey) -> QueueRecord | None:
+        with _translated(key):
+            row = await self._db.fetchrow(self._sql["get_queue"], key.account, key.name)
+        return None if row is None else _record(row)
+
+    async def list_queues(
+        self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
+    ) -> list[QueueRecord]:
+        with _translated():
+            rows = await self._db.fetch(self._sql["list_queues"], account, prefix, after, limit)
+        return [_record(row) for row in rows]
+
+    async def update_queue(
+        self, key: QueueKey, config: QueueConfig, *, now: float | None
+    ) -> QueueRecord:
+        with _translated(key):
+            row = await self._db.fetchrow(
+                self._sql["update_queue"], key.account, key.name, _config_json(config), now
+            )
+        return _record(_found(row, key))
+
+    async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
+        with _translated(key):
+            deleted_at: float | None = await self._db.fetchval(
+                self._sql["delete_queue"], key.account, key.name, now
+            )
+        return deleted_at
+
+    async def last_deleted_at(self, key: QueueKey) -> float | None:
+        with _translated(key):
+            deleted_at: float | None = await self._db.fetchval(
+                self._sql["last_deleted_at"], key.account, key.name
+            )
+        return deleted_at
+
+    async def set_tags(
+        self, key: QueueKey, *, add: Mapping[str, str], remove: Sequence[str]
+    ) -> QueueRecord:
+        with _translated(key):
+            row = await self._db.fetchrow(
+                self._sql["set_tags"], key.account, key.name, dict(add), list(remove)
+            )
+        return _record(_found(row, key))
+
+    async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
+        with _translated(target):
+            rows = await self._db.fetch(
+                self._sql["dead_letter_sources"], target.account, target.name
+            )
+        return [QueueKey(row["account"], row["name"]) for row in rows]
+
+    # --- messages -------------------------------------------------------------------
+
+    async def send(
+        self, key: QueueKey, messages: Sequence[NewMessage], *, now: float | None
+    ) -> list[SendResult]:
+        unique, positions = _first_uses(messages) if key.is_fifo else (list(messages), None)
+        with _translated(key):
+            results = await self._send_unique(key, unique, now)
+        if self.listener is not None and any(not r.duplicate for r in results):
+            self.listener.poke(key)
+        if positions is None:
+            return results
+        return [
+            _as_duplicate(results[index]) if repeat else results[index]
+            for index, repeat in positions
+        ]
+
+    async def _send_unique(
+        self, key: QueueKey, messages: Sequence[NewMessage], now: float | None
+    ) -> list[SendResult]:
+        rows = await self._db.fetch(
+            self._sql["send_messages"],
+            key.account,
+            key.name,
+            now,
+            [m.id for m in messages],
+            [m.body for m in messages],
+            [json.dumps(_attributes_json(m.attributes)) for m in messages],
+            [m.trace_header for m in messages],
+            [float(m.delay) for m in messages],
+            [m.group_id for m in messages],
+            [m.deduplication_id for m in messages],
+            float(limits.DEDUPLICATION_WINDOW_SECONDS),
+        )
+        if not messages:
+            await self._require_queue(key)
+            return []
+        if rows[0]["queue_id"] is None:
+            raise QueueNotFound(key)
+        return [await self._send_result(key, row, m) for row, m in zip(rows, messages, strict=True)]
+
+    async def _send_result(
+        self, key: QueueKey, row: asyncpg.Record, message: NewMessage
+    ) -> SendResult:
+        if not row["duplicate"]:
+            return SendResult(message.id, sequence_number=row["sequence_number"])
+        if row["message_id"] is not None:
+            return SendResult(row["message_id"], row["sequence_number"], duplicate=True)
+        holder = await self._db.fetchrow(
+            self._sql["dedup_holder"],
+            key.account,
+            key.name,
+            message.deduplication_id or message.id,
+        )
+        return SendResult(holder["message_id"], holder["sequence_number"], duplicate=True)
+
+    async def receive(
+        self,
+        key: QueueKey,
+        *,
+        max_messages: int,
+        visibility_timeout: float,
+        now: float | None,
+    ) -> list[Delivery]:
+        deliveries: list[Delivery] = []
+        with _translated(key):
+            # Messages moved to the dead-letter queue take places in the claim's LIMIT;
+            # look again for the places they left, so a poison message costs no delivery.
+            while len(deliveries) < max_messages:
+                claimed, moved = await self._claim(
+                    key, max_messages - len(deliveries), visibility_timeout, now
+                )
+                deliveries.extend(claimed)
+                if not moved:
+                    break
+        return deliveries
+
+    async def _claim(
+        self, key: QueueKey, limit: int, visibility_timeout: float, now: float | None
+    ) -> tuple[list[Delivery], int]:
+        args = (key.account, key.name, now, limit, float(visibility_timeout))
+        async with self._db.acquire() as connection:
+            if key.is_fifo:
+                async with connection.transaction():
+                    await connection.execute(
+                        self._sql["lock_queue_for_receive"], key.account, key.name
+                    )
+                    rows = await connection.fetch(self._sql["receive_messages"], *args)
+            else:
+                rows = await connection.fetch(self._sql["receive_messages"], *args)
+        if not rows[0]["queue_found"]:
+            raise QueueNotFound(key)
+        deliveries = [_delivery(row) for row in rows if row["id"] is not None]
+        return deliveries, int(rows[0]["moved"])
+
+    async def delete(
+        self,
+        key: QueueKey,
+        receipts: Sequence[Receipt],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+    ) -> list[ReceiptResult]:
+        with _translated(key):
+            rows = await self._db.fetch(
+                self._sql["delete_messages"],
+                key.account,
+                key.name,
+                now,
+                [r.message_id for r in receipts],
+                [_bounded(r.token) for r in receipts],
+                refuse_expired,
+            )
+            return await self._classify_all(key, receipts, rows, refuse_expired)
+
+    async def change_visibility(
+        self,
+        key: QueueKey,
+        changes: Sequence[VisibilityChange],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+    ) -> list[ReceiptResult]:
+        receipts = [c.receipt for c in changes]
+        with _translated(key):
+            rows = await self._db.fetch(
+                self._sql["change_visibility"],
+                key.account,
+                key.name,
+                now,
+                [r.message_id for r in receipts],
+                [_bounded(r.token) for r in receipts],
+                [float(c.timeout) for c in changes],
+                refuse_expired,
+            )
+            return await self._classify_all(key, receipts, rows, refuse_expired)
+
+    async def _classify_all(
+        self,
+        key: QueueKey,
+        receipts: Sequence[Receipt],
+        rows: Sequence[asyncpg.Record],
+        refuse_expired: bool,
+    ) -> list[ReceiptResult]:
+        if not receipts:
+            await self._require_queue(key)
+            return []
+        if rows[0]["queue_id"] is None:
+            raise QueueNotFound(key)
+        results = [
+            classify(r.token, row["done"], row["current_token"], row["lapsed"], refuse_expired)
+            for r, row in zip(receipts, rows, strict=True)
+        ]
+        pairs = list(zip(receipts, results, strict=True))
+        raced = [r.message_id for r, result in pairs if result is None]
+        tokens = await self._current_tokens(key, raced) if raced else {}
+        return [result or _after_race(r.token, tokens.get(r.message_id)) for r, result in pairs]
+
+    async def _current_tokens(self, key: QueueKey, ids: list[str]) -> dict[str, int]:
+        rows = await self._db.fetch(self._sql["current_tokens"], key.account, key.name, ids)
+        return {row["id"]: row["token"] for row in rows}
+
+    async def purge(self, key: QueueKey, *, now: float | None) -> int:
+        with _translated(key):
+            row = await self._db.fetchrow(self._sql["purge"], key.account, key.name, now)
+        return int(_found_id(row, key)["purged"])
+
+    async def last_purged_at(self, key: QueueKey) -> float | None:
+        with _translated(key):
+            row = await self._db.fetchrow(self._sql["last_purged_at"], key.account, key.name)
+        purged_at: float | None = _found(row, key)["last_purged_at"]
+        return purged_at
+
+    async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
+        with _translated(key):
+            row = _found_id(
+                await self._db.fetchrow(self._sql["stats"], key.account, key.name, now), key
+            )
+        return QueueStats(
+            visible=row["visible"],
+            in_flight=row["in_flight"],
+            delayed=row["delayed"],
+            oldest_sent_at=row["oldest_sent_at"],
+        )
+
+    async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
+        with _translated(key):
+            row = _found_id(
+                await self._db.fetchrow(self._sql["next_visible_at"], key.account, key.name, now),
+                key,
+            )
+        at: float | None = row["next_visible_at"]
+        return at
+
+    async def _require_queue(self, key: QueueKey) -> None:
+        if await self.get_queue(key) is None:
+            raise QueueNotFound(key)
+
+
+# --- receipts -----------------------------------------------------------------------
+
+
+def classify(
+    presented: int,
+    done: bool,
+    current: int | None,
+    lapsed: bool | None,
+    refuse_expired: bool,
+) -> ReceiptResult | None:
+    """The outcome of one receipt, from the statement's facts: whether the guarded write
+    happened, and the message's token and lease as they were before it. None when the
+    facts contradict each other (the message changed while the statement ran): then
+    `_after_race` decides on a fresh look."""
+    if done:
+        return ReceiptResult(ReceiptOutcome.OK)
+    # A token the message never carried names no delivery of it.
+    if current is None or current == 0 or presented > current:
+        return ReceiptResult(ReceiptOutcome.GONE)
+    if presented < current:
+        return ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=current)
+    if refuse_expired and lapsed:
+        return ReceiptResult(ReceiptOutcome.EXPIRED)
+    return None
+
+
+def _bounded(token: int) -> int:
+    """A token that fits bigint. Larger ones were never issued, and a clamped one is
+    still larger than any issued token, so it still classifies as GONE."""
+    return max(min(token, _MAX_BIGINT), -_MAX_BIGINT)
+
+
+def _after_race(presented: int, current: int | None) -> ReceiptResult:
+    if current is not None and current > presented:
+        return ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=current)
+    return ReceiptResult(ReceiptOutcome.GONE)
+
+
+# --- rows ---------------------------------------------------------------------------
+
+
+def _first_uses(
+    messages: Sequence[NewMessage],
+) -> tuple[list[NewMessage], list[tuple[int, bool]]]:
+    """A FIFO batch without repeated deduplication ids (one statement cannot claim an id
+    twice), and for each message: its index in that batch, and whether it repeats an
+    earlier one (then it is a duplicate of it, as if sent just after)."""
+    unique: list[NewMessage] = []
+    first: dict[str, int] = {}
+    positions: list[tuple[int, bool]] = []
+    for message in messages:
+        dedup = message.deduplication_id
+        if dedup is not None and dedup in first:
+            positions.append((first[dedup], True))
+            continue
+        if dedup is not None:
+            first[dedup] = len(unique)
+        positions.append((len(unique), False))
+        unique.append(message)
+    return unique, positions
+
+
+def _as_duplicate(result: SendResult) -> SendResult:
+    return SendResult(result.message_id, result.sequence_number, duplicate=True)
+
+
+def _found(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
+    if row is None:
+        raise QueueNotFound(key)
+    return row
+
+
+def _found_id(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
+    """The row of a statement that reports its queue's id, NULL when there is none."""
+    if row is None or row["queue_id"] is None:
+        raise QueueNotFound(key)
+    return row
+
+
+def _config_json(config: QueueConfig) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "visibility_timeout": config.visibility_timeout,
+        "maximum_message_size": config.maximum_message_size,
+        "message_retention_period": config.message_retention_period,
+        "delay_seconds": config.delay_seconds,
+        "receive_message_wait_time_seconds": config.receive_message_wait_time_seconds,
+        "fifo": config.fifo,
+        "content_based_deduplication": config.content_based_deduplication,
+        "extra": dict(config.extra),
+    }
+    rule = config.dead_letter
+    if rule is not None:
+        data["dead_letter"] = {
+            "account": rule.target.account,
+            "name": rule.target.name,
+            "max_receive_count": rule.max_receive_count,
+        }
+    return data
+
+
+def _config(data: Mapping[str, Any]) -> QueueConfig:
+    rule = data.get("dead_letter")
+    return QueueConfig(
+        visibility_timeout=data["visibility_timeout"],
+        maximum_message_size=data["maximum_message_size"],
+        message_retention_period=data["message_retention_period"],
+        delay_seconds=data["delay_seconds"],
+        receive_message_wait_time_seconds=data["receive_message_wait_time_seconds"],
+        dead_letter=None
+        if rule is None
+        else DeadLetterRule(QueueKey(rule["account"], rule["name"]), rule["max_receive_count"]),
+        fifo=data["fifo"],
+        content_based_deduplication=data["content_based_deduplication"],
+        extra=data["extra"],
+    )
+
+
+def _record(row: asyncpg.Record) -> QueueRecord:
+    return QueueRecord(
+        key=QueueKey(row["account"], row["name"]),
+        config=_config(row["config"]),
+        created_at=row["created_at"],
+        last_modified_at=row["last_modified_at"],
+        tags=row["tags"],
+    )
+
+
+def _attributes_json(attributes: Mapping[str, MessageAttribute]) -> list[dict[str, str]]:
+    """A jsonb array (jsonb objects do not keep key order); binary values in base64."""
+    encoded = []
+    for name, attribute in attributes.items():
+        item = {"n": name, "t": attribute.data_type}
+        if attribute.binary_value is not None:
+            item["b"] = base64.b64encode(attribute.binary_value).decode("ascii")
+        else:
+            item["s"] = attribute.string_value or ""
+        encoded.append(item)
+    return encoded
+
+
+def _attributes(items: Sequence[Mapping[str, str]]) -> dict[str, MessageAttribute]:
+    return {
+        item["n"]: MessageAttribute(
+            item["t"],
+            string_value=item.get("s"),
+            binary_value=base64.b64decode(item["b"]) if "b" in item else None,
+        )
+        for item in items
+    }
+
+
+def _delivery(row: asyncpg.Record) -> Delivery:
+    source = None
+    if row["dead_letter_source_name"] is not None:
+        source = QueueKey(row["dead_letter_source_account"], row["dead_letter_source_name"])
+    message = StoredMessage(
+        id=row["id"],
+        body=row["body"],
+        attributes=_attributes(row["attributes"]),
+        trace_header=row["trace_header"],
+        sent_at=row["sent_at"],
+        group_id=row["group_id"],
+        deduplication_id=row["dedup_id"],
+        sequence_number=row["sequence_number"],
+        dead_letter_source=source,
+    )
+    return Delivery(
+        message=message,
+        token=row["token"],
+        receive_count=row["receive_count"],
+        first_received_at=row["first_received_at"],
+        visible_at=row["visible_at"],
+    )
+
+
+# --- the edge -----------------------------------------------------------------------
+
+
+async def _init_connection(connection: asyncpg.Connection) -> None:
+    # jsonb in and out as Python values (config, tags, attributes).
+    await connection.set_type_codec(
+        "jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+    )
+
+
+@contextlib.contextmanager
+def _translated(key: QueueKey | None = None) -> Iterator[None]:
+    """asyncpg's exceptions become the core's: a foreign-key failure means the queue
+    was deleted under us; anything else means the database is not doing its job."""
+    try:
+        yield
+    except asyncpg.ForeignKeyViolationError as error:
+        if key is None:
+            raise StoreUnavailable(str(error)) from error
+        raise QueueNotFound(key) from error
+    except _DATABASE_ERRORS as error:
+        raise StoreUnavailable(f"{type(error).__name__}: {error}") from error

@@ -1,0 +1,336 @@
+-- The Postgres store's SQL, one named block per statement (loaded by schema.queries()).
+-- Every statement that depends on time takes `now` as a parameter and falls back to the
+-- transaction's start time, `coalesce($n, extract(epoch FROM now()))`: tests drive it
+-- with a fake clock; production passes NULL and every process agrees on the database
+-- clock. Statements that name a queue return its id (NULL when it does not exist) so the
+-- store raises QueueNotFound without a second round trip.
+
+-- name: create_queue
+WITH t AS (SELECT coalesce($5::float8, extract(epoch FROM now())::float8) AS now),
+-- the new queue, unless one of that name exists (then nothing is inserted)
+created AS (
+    INSERT INTO queues (account, name, config, tags, created_at, last_modified_at)
+    SELECT $1, $2, $3::jsonb, $4::jsonb, t.now, t.now FROM t
+    ON CONFLICT (account, name) DO NOTHING
+    RETURNING *
+)
+SELECT true AS created, c.* FROM created c
+UNION ALL
+SELECT false AS created, q.* FROM queues q
+WHERE q.account = $1 AND q.name = $2 AND NOT EXISTS (SELECT 1 FROM created);
+
+-- name: get_queue
+SELECT * FROM queues WHERE account = $1 AND name = $2;
+
+-- name: list_queues
+-- Byte order (COLLATE "C"), as the memory store sorts and as page tokens compare.
+SELECT * FROM queues
+WHERE account = $1
+  AND starts_with(name, $2)
+  AND ($3::text IS NULL OR name COLLATE "C" > $3::text COLLATE "C")
+ORDER BY name COLLATE "C"
+LIMIT $4;
+
+-- name: update_queue
+UPDATE queues
+SET config = $3::jsonb,
+    last_modified_at = coalesce($4::float8, extract(epoch FROM now())::float8)
+WHERE account = $1 AND name = $2
+RETURNING *;
+
+-- name: delete_queue
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now),
+-- the queue; its messages and deduplication ids go with it (ON DELETE CASCADE)
+gone AS (
+    DELETE FROM queues WHERE account = $1 AND name = $2 RETURNING account, name
+)
+INSERT INTO deleted_queues AS d (account, name, deleted_at)
+SELECT gone.account, gone.name, t.now FROM gone, t
+ON CONFLICT (account, name) DO UPDATE SET deleted_at = excluded.deleted_at
+RETURNING d.deleted_at;
+
+-- name: last_deleted_at
+SELECT deleted_at FROM deleted_queues WHERE account = $1 AND name = $2;
+
+-- name: set_tags
+UPDATE queues SET tags = (tags || $3::jsonb) - $4::text[]
+WHERE account = $1 AND name = $2
+RETURNING *;
+
+-- name: dead_letter_sources
+SELECT account, name FROM queues
+WHERE config ? 'dead_letter'
+  AND config -> 'dead_letter' ->> 'account' = $1
+  AND config -> 'dead_letter' ->> 'name' = $2
+ORDER BY name COLLATE "C", account COLLATE "C";
+
+-- name: send_messages
+-- $4.. are parallel arrays, one element per message, in send order ($6: JSON texts,
+-- since asyncpg would read a jsonb[] of JSON arrays as a deeper array).
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now),
+-- the queue (no row: nothing is sent, and the result says so)
+q AS (
+    SELECT id, (config ->> 'fifo')::boolean AS fifo FROM queues
+    WHERE account = $1 AND name = $2
+),
+-- the batch, numbered in send order
+input AS (
+    SELECT * FROM unnest(
+        $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[], $10::text[]
+    ) WITH ORDINALITY AS i (id, body, attributes, trace_header, delay, group_id, dedup_id, ord)
+),
+-- FIFO: take each deduplication id unless a live (unexpired) holder exists; the rows
+-- returned are the messages that are really enqueued, with their sequence numbers
+claimed AS (
+    INSERT INTO fifo_dedup AS f (queue_id, dedup_id, message_id, sequence_number, expires_at)
+    SELECT q.id, coalesce(i.dedup_id, i.id), i.id, nextval('fifo_sequence_numbers'),
+           t.now + $11::float8
+    FROM input i, q, t
+    WHERE q.fifo
+    ORDER BY i.ord
+    ON CONFLICT (queue_id, dedup_id) DO UPDATE
+        SET message_id = excluded.message_id,
+            sequence_number = excluded.sequence_number,
+            expires_at = excluded.expires_at
+        WHERE f.expires_at <= (SELECT now FROM t)
+    RETURNING f.message_id, f.sequence_number
+),
+-- the messages themselves: all of them on a standard queue, the claimed ones on FIFO
+stored AS (
+    INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
+                          group_id, dedup_id, sequence_number)
+    SELECT q.id, i.id, i.body, i.attributes::jsonb, i.trace_header, t.now, t.now + i.delay,
+           i.group_id, CASE WHEN q.fifo THEN i.dedup_id END, c.sequence_number
+    FROM input i CROSS JOIN q CROSS JOIN t
+    LEFT JOIN claimed c ON c.message_id = i.id
+    WHERE NOT q.fifo OR c.message_id IS NOT NULL
+    ORDER BY i.ord
+    RETURNING id
+)
+SELECT i.ord,
+       (SELECT id FROM q) AS queue_id,
+       coalesce(c.message_id, f.message_id) AS message_id,
+       coalesce(c.sequence_number, f.sequence_number) AS sequence_number,
+       coalesce((SELECT fifo FROM q), false) AND c.message_id IS NULL AS duplicate
+FROM input i
+LEFT JOIN claimed c ON c.message_id = i.id
+-- the live holder of a duplicate's deduplication id, as it was before this statement
+LEFT JOIN fifo_dedup f
+    ON f.queue_id = (SELECT id FROM q) AND f.dedup_id = coalesce(i.dedup_id, i.id)
+    AND c.message_id IS NULL
+ORDER BY i.ord;
+
+-- name: dedup_holder
+-- A duplicate whose original committed while our send ran (the statement's snapshot
+-- could not see it): look the holder up again.
+SELECT f.message_id, f.sequence_number FROM fifo_dedup f
+JOIN queues q ON q.id = f.queue_id
+WHERE q.account = $1 AND q.name = $2 AND f.dedup_id = $3;
+
+-- name: lock_queue_for_receive
+-- FIFO receives of one queue take turns: group locking must see the leases of the
+-- receive before it, which a statement running concurrently could not.
+SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));
+
+-- name: receive_messages
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now),
+-- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
+q AS (
+    SELECT s.id, s.account, s.name, t.now,
+           t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
+           (s.config ->> 'fifo')::boolean AS fifo,
+           d.id AS dead_letter_id,
+           (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count
+    FROM queues s CROSS JOIN t
+    LEFT JOIN queues d
+        ON d.account = s.config -> 'dead_letter' ->> 'account'
+        AND d.name = s.config -> 'dead_letter' ->> 'name'
+    WHERE s.account = $1 AND s.name = $2
+),
+-- housekeeping: messages past retention at the head of the queue are dropped (bounded,
+-- so a receive never pays for a whole backlog); the rest are filtered out below
+expired AS (
+    DELETE FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q)
+      AND m.id IN (
+        SELECT head.id FROM (
+            SELECT e.id, e.sent_at FROM messages e
+            WHERE e.queue_id = (SELECT id FROM q)
+            ORDER BY e.seq LIMIT 8
+        ) head
+        WHERE head.sent_at <= (SELECT horizon FROM q)
+      )
+      AND m.sent_at <= (SELECT horizon FROM q)
+),
+-- the oldest receivable messages, locked; one another receiver holds is skipped
+picked AS (
+    SELECT m.queue_id, m.id, m.receive_count FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q)
+      AND m.visible_at <= (SELECT now FROM q)
+      AND m.sent_at > (SELECT horizon FROM q)
+      AND (NOT (SELECT fifo FROM q) OR NOT EXISTS (
+        -- FIFO: the group is locked while a message of it is in flight or an earlier
+        -- one is not yet visible
+        SELECT 1 FROM messages o
+        WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
+          AND o.visible_at > (SELECT now FROM q)
+          AND o.sent_at > (SELECT horizon FROM q)
+          AND (o.receive_count > 0 OR o.seq < m.seq)
+      ))
+    ORDER BY m.seq
+    LIMIT $4
+    FOR UPDATE OF m SKIP LOCKED
+),
+-- poison: picked messages already received max_receive_count times move to the
+-- dead-letter queue as new arrivals there, instead of being delivered
+moved AS (
+    UPDATE messages m
+    SET queue_id = q.dead_letter_id, seq = nextval('message_order'), visible_at = q.now,
+        receive_count = 0, token = 0, first_received_at = NULL,
+        dead_letter_source_account = q.account, dead_letter_source_name = q.name
+    FROM picked p, q
+    WHERE m.queue_id = p.queue_id AND m.id = p.id
+      AND q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    RETURNING m.id
+),
+-- the deliveries: a fresh fencing token and a lease each
+claimed AS (
+    UPDATE messages m
+    SET receive_count = m.receive_count + 1,
+        token = nextval('fencing_tokens'),
+        visible_at = q.now + $5::float8,
+        first_received_at = coalesce(m.first_received_at, q.now)
+    FROM picked p, q
+    WHERE m.queue_id = p.queue_id AND m.id = p.id
+      AND NOT (q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count)
+    RETURNING m.*
+)
+SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved, c.*
+FROM (SELECT 1) AS one
+LEFT JOIN claimed c ON true
+ORDER BY c.seq;
+
+-- name: delete_messages
+WITH q AS (
+    SELECT id, t.now,
+           t.now - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues,
+         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+    WHERE account = $1 AND name = $2
+),
+-- the receipts, numbered in request order
+r AS (
+    SELECT * FROM unnest($4::text[], $5::int8[]) WITH ORDINALITY AS r (id, token, ord)
+),
+-- the messages whose current delivery the receipt names (and, when $6, whose lease
+-- has not run out)
+deleted AS (
+    DELETE FROM messages m USING r
+    WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
+      AND m.token = r.token AND m.token > 0
+      AND m.sent_at > (SELECT horizon FROM q)
+      AND NOT ($6::boolean AND m.visible_at <= (SELECT now FROM q))
+    RETURNING m.id
+)
+SELECT r.ord, (SELECT id FROM q) AS queue_id,
+       r.id IN (SELECT id FROM deleted) AS done,
+       m.token AS current_token,
+       m.visible_at <= (SELECT now FROM q) AS lapsed
+FROM r
+-- each message as it was before this statement (the facts for the classification)
+LEFT JOIN messages m
+    ON m.queue_id = (SELECT id FROM q) AND m.id = r.id
+    AND m.sent_at > (SELECT horizon FROM q)
+ORDER BY r.ord;
+
+-- name: change_visibility
+WITH q AS (
+    SELECT id, t.now,
+           t.now - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues,
+         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+    WHERE account = $1 AND name = $2
+),
+-- the changes, numbered in request order
+r AS (
+    SELECT * FROM unnest($4::text[], $5::int8[], $6::float8[])
+        WITH ORDINALITY AS r (id, token, timeout, ord)
+),
+-- the leases the receipts still hold get their new deadline; token and count stay
+changed AS (
+    UPDATE messages m SET visible_at = (SELECT now FROM q) + r.timeout
+    FROM r
+    WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
+      AND m.token = r.token AND m.token > 0
+      AND m.sent_at > (SELECT horizon FROM q)
+      AND NOT ($7::boolean AND m.visible_at <= (SELECT now FROM q))
+    RETURNING m.id
+)
+SELECT r.ord, (SELECT id FROM q) AS queue_id,
+       r.id IN (SELECT id FROM changed) AS done,
+       m.token AS current_token,
+       m.visible_at <= (SELECT now FROM q) AS lapsed
+FROM r
+-- each message as it was before this statement (the facts for the classification)
+LEFT JOIN messages m
+    ON m.queue_id = (SELECT id FROM q) AND m.id = r.id
+    AND m.sent_at > (SELECT horizon FROM q)
+ORDER BY r.ord;
+
+-- name: current_tokens
+-- The rare second look when a receipt lost a race (its message changed under us).
+SELECT m.id, m.token FROM messages m JOIN queues q ON q.id = m.queue_id
+WHERE q.account = $1 AND q.name = $2 AND m.id = ANY($3::text[]);
+
+-- name: purge
+WITH q AS (
+    UPDATE queues SET last_purged_at = coalesce($3::float8, extract(epoch FROM now())::float8)
+    WHERE account = $1 AND name = $2
+    RETURNING id
+),
+-- every message of the queue
+gone AS (
+    DELETE FROM messages WHERE queue_id = (SELECT id FROM q) RETURNING 1
+)
+SELECT (SELECT id FROM q) AS queue_id, (SELECT count(*) FROM gone) AS purged;
+
+-- name: last_purged_at
+SELECT last_purged_at FROM queues WHERE account = $1 AND name = $2;
+
+-- name: stats
+WITH q AS (
+    SELECT id, t.now,
+           t.now - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues,
+         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+    WHERE account = $1 AND name = $2
+)
+SELECT (SELECT id FROM q) AS queue_id,
+       count(*) FILTER (WHERE m.visible_at <= (SELECT now FROM q)) AS visible,
+       count(*) FILTER (WHERE m.receive_count > 0 AND m.visible_at > (SELECT now FROM q))
+           AS in_flight,
+       count(*) FILTER (WHERE m.receive_count = 0 AND m.visible_at > (SELECT now FROM q))
+           AS delayed,
+       min(m.sent_at) AS oldest_sent_at
+FROM messages m
+WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q);
+
+-- name: next_visible_at
+WITH q AS (
+    SELECT id, t.now,
+           t.now - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues,
+         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+    WHERE account = $1 AND name = $2
+)
+SELECT (SELECT id FROM q) AS queue_id, min(m.visible_at) AS next_visible_at
+FROM messages m
+WHERE m.queue_id = (SELECT id FROM q)
+  AND m.visible_at > (SELECT now FROM q)
+  AND m.sent_at > (SELECT horizon FROM q);
+
+-- name: queue_keys
+SELECT account, name FROM queues;
+
+-- name: notify
+SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
