@@ -1,0 +1,52 @@
+"""create_app(): the one place where a concrete store is chosen and wired."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+
+from hopper.core.service import QueueService
+from hopper.http import Handler, routes
+from hopper.settings import Settings
+from hopper.store.base import QueueStore
+
+
+def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> Starlette:
+    """The ASGI app for `settings`: the in-memory store unless `database_url` is set,
+    then PostgreSQL (migrated at start-up). `actions` replaces the SQS action table
+    (tests only). The store opens in the app's lifespan and closes with it."""
+    if actions is None:
+        from hopper.wire.actions import ACTIONS
+
+        actions = ACTIONS
+    service = QueueService(make_store(settings), enforce_timing_rules=not settings.relaxed_timing)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if settings.database_url is not None:
+            from hopper.store.schema import migrate
+
+            await migrate(settings.database_url, settings.database_schema)
+        await service.start()
+        try:
+            yield
+        finally:
+            await service.close()
+
+    app = Starlette(routes=routes(service, settings, actions), lifespan=lifespan)
+    app.state.service = service
+    app.state.settings = settings
+    return app
+
+
+def make_store(settings: Settings) -> QueueStore:
+    if settings.database_url is None:
+        from hopper.store.memory import MemoryQueueStore
+
+        return MemoryQueueStore()
+    # Imported only here, so the in-memory server never needs asyncpg loaded.
+    from hopper.store.postgres import PostgresQueueStore
+
+    return PostgresQueueStore(settings.database_url, schema=settings.database_schema)

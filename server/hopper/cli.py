@@ -1,0 +1,128 @@
+"""The `hopper` command: `hopper serve`, `hopper migrate`, `hopper --version`.
+
+Exit codes: 0 after a clean shutdown (Ctrl-C or SIGTERM), 2 when the settings or the
+database cannot be used (one line on stderr, no traceback), uvicorn's own otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from hopper import __version__
+from hopper.settings import Settings, SettingsError, load
+
+log = logging.getLogger("hopper")
+
+EXIT_UNUSABLE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load(_flags(args))
+    except SettingsError as error:
+        print(f"hopper: {error}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    logging.basicConfig(level=settings.log_level.upper(), format="%(message)s")
+    if args.command == "migrate":
+        return _migrate(settings)
+    return _serve(settings)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hopper", description="An SQS-compatible queue server.")
+    parser.add_argument("--version", action="version", version=f"hopper {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the server")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--account-id")
+    serve.add_argument("--region")
+    serve.add_argument("--max-body-bytes", type=int)
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    # store_const with default None: an absent flag leaves the environment in charge.
+    serve.add_argument(
+        "--relaxed-timing", action="store_const", const=True,
+        help="drop AWS's 60-second rules (re-create after delete, purge interval)",
+    )
+    for command in (serve, commands.add_parser("migrate", help="migrate the database schema")):
+        command.add_argument("--database-url")
+        command.add_argument("--database-schema")
+    return parser
+
+
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {name: value for name, value in vars(args).items() if name != "command"}
+
+
+def _migrate(settings: Settings) -> int:
+    if settings.database_url is None:
+        print("hopper: migrate needs --database-url or HOPPER_DATABASE_URL", file=sys.stderr)
+        return EXIT_UNUSABLE
+    applied = _migrated(settings)
+    if applied is None:
+        return EXIT_UNUSABLE
+    print("\n".join(f"applied {name}" for name in applied) or "schema is up to date")
+    return 0
+
+
+def _migrated(settings: Settings) -> list[str] | None:
+    """Migrate the database; None (after saying why on stderr) when it cannot be used."""
+    assert settings.database_url is not None
+    from hopper.store.schema import migrate
+
+    try:
+        return asyncio.run(migrate(settings.database_url, settings.database_schema))
+    except Exception as error:  # any reason at all: one line, no traceback
+        where = describe_database(settings.database_url)
+        print(f"hopper: cannot use the database at {where}: {error}", file=sys.stderr)
+        return None
+
+
+def _serve(settings: Settings) -> int:
+    import uvicorn
+
+    from hopper.app import create_app
+
+    if settings.database_url is not None:
+        # Checked before uvicorn starts, so an unreachable database is one clear line.
+        if _migrated(settings) is None:
+            return EXIT_UNUSABLE
+        where = describe_database(settings.database_url)
+        log.info("hopper: PostgreSQL store at %s schema %s", where, settings.database_schema)
+    else:
+        log.info("hopper: in-memory store (messages are lost on exit)")
+    log.info("hopper: listening on http://%s:%d", settings.host, settings.port)
+    config = uvicorn.Config(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        loop="uvloop" if _importable("uvloop") else "auto",
+        http="httptools" if _importable("httptools") else "auto",
+        lifespan="on",
+    )
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to
+    # the handler that was installed before it; a clean shutdown should exit 0 instead.
+    for handled in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(handled, lambda *_: None)
+    uvicorn.Server(config).run()
+    return 0
+
+
+def describe_database(url: str) -> str:
+    """`host/database` of a database URL, without its credentials."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}/{parts.path.lstrip('/')}"
+
+
+def _importable(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None

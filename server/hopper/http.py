@@ -1,0 +1,132 @@
+"""The Starlette endpoints: request -> decode -> action handler -> render.
+
+Every failure becomes an SQS error in the request's own protocol: an `SqsError` as it
+is, a core `QueueError` through `errors.from_core`, anything else as InternalFailure
+(logged with its traceback). A client never sees a framework error page from here.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from hopper.core.errors import QueueError
+from hopper.core.model import QueueKey
+from hopper.core.service import QueueService
+from hopper.settings import Settings
+from hopper.wire import errors, protocol, render_json, render_xml
+from hopper.wire.context import RequestContext
+from hopper.wire.render_json import Rendered
+
+Handler = Callable[[QueueService, RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+log = logging.getLogger("hopper.http")
+
+
+def routes(
+    service: QueueService, settings: Settings, actions: Mapping[str, Handler]
+) -> list[Route]:
+    """The server's routes: the service endpoint `/`, queue URLs `/<account>/<name>`
+    (both protocols, GET and POST) and `/health`. Other paths are unknown operations."""
+
+    async def sqs(request: Request) -> Response:
+        return await _serve(request, service, settings, actions)
+
+    return [
+        Route("/health", _health, methods=["GET"]),
+        Route("/", sqs, methods=["GET", "POST"]),
+        Route("/{account}/{name}", sqs, methods=["GET", "POST"]),
+        Route("/{rest:path}", _unknown_path),
+    ]
+
+
+async def _health(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def _unknown_path(request: Request) -> Response:
+    error = errors.SqsError("UnknownOperationException", "An unknown operation was requested.")
+    return _response(_render_error(protocol.detect_protocol(request.headers), error, _new_id()))
+
+
+async def _serve(
+    request: Request, service: QueueService, settings: Settings, actions: Mapping[str, Handler]
+) -> Response:
+    ctx = _context(request, settings)
+    try:
+        result, action = await _dispatch(request, ctx, service, settings, actions)
+    except errors.SqsError as error:
+        return _response(_render_error(ctx.protocol, error, ctx.request_id))
+    except QueueError as error:
+        return _response(_render_error(ctx.protocol, errors.from_core(error), ctx.request_id))
+    except Exception:
+        log.exception("hopper: request %s failed", ctx.request_id)
+        return _response(_render_error(ctx.protocol, errors.internal_failure(), ctx.request_id))
+    return _response(_render_result(ctx.protocol, action, result, ctx.request_id))
+
+
+async def _dispatch(
+    request: Request,
+    ctx: RequestContext,
+    service: QueueService,
+    settings: Settings,
+    actions: Mapping[str, Handler],
+) -> tuple[dict[str, Any], str]:
+    body = await protocol.read_bounded(
+        request.stream(), request.headers.get("content-length"), settings.max_body_bytes
+    )
+    if ctx.protocol == "json":
+        action, params = protocol.decode_json(request.headers.get("x-amz-target"), body)
+    else:
+        action, params = protocol.decode_query(
+            request.method, request.scope["query_string"], body,
+            on_queue_path=ctx.path_queue is not None,
+        )
+        protocol.check_endpoint(action, ctx.path_queue)
+    handler = actions.get(action)
+    if handler is None:
+        raise protocol.unknown_action(action)
+    return await handler(service, ctx, params), action
+
+
+def _context(request: Request, settings: Settings) -> RequestContext:
+    params = request.path_params
+    path_queue = QueueKey(params["account"], params["name"]) if "name" in params else None
+    host = request.headers.get("host") or f"{settings.host}:{settings.port}"
+    return RequestContext(
+        protocol=protocol.detect_protocol(request.headers),
+        account=settings.account_id,
+        region=settings.region,
+        base_url=f"{request.url.scheme}://{host}",
+        path_queue=path_queue,
+        trace_header=request.headers.get("x-amzn-trace-id"),
+        request_id=_new_id(),
+    )
+
+
+def _render_result(kind: str, action: str, result: dict[str, Any], request_id: str) -> Rendered:
+    if kind == "json":
+        return render_json.render_result(result, request_id)
+    return render_xml.render_result(action, result, request_id)
+
+
+def _render_error(kind: str, error: errors.SqsError, request_id: str) -> Rendered:
+    if kind == "json":
+        return render_json.render_error(error, request_id)
+    return render_xml.render_error(error, request_id)
+
+
+def _response(rendered: Rendered) -> Response:
+    return Response(
+        rendered.body, rendered.status, headers=rendered.headers, media_type=rendered.content_type
+    )
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())

@@ -1,0 +1,68 @@
+"""The server's settings: CLI flags over `HOPPER_*` environment variables over defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 9324
+    account_id: str = "000000000000"
+    region: str = "us-east-1"
+    database_url: str | None = None  # None: the in-memory store
+    database_schema: str = "hopper"
+    # boto3 escapes non-ASCII as \uXXXX, so a 1 MiB message can take ~6 MiB of JSON.
+    max_body_bytes: int = 8 * 1024 * 1024
+    relaxed_timing: bool = False  # drop AWS's 60-second rules (for test suites)
+    log_level: str = "info"
+
+
+class SettingsError(ValueError):
+    """A setting's value could not be understood (the message names it)."""
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def load(
+    flags: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Settings from `flags` (field name -> value; None means "not given"), then the
+    `HOPPER_<FIELD>` environment variables, then the defaults. Raises SettingsError."""
+    flags = flags or {}
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for spec in fields(Settings):
+        given = flags.get(spec.name)
+        if given is not None:
+            values[spec.name] = given
+            continue
+        text = environ.get("HOPPER_" + spec.name.upper())
+        if text is not None:
+            values[spec.name] = _parse(spec, text)
+    return dataclasses.replace(Settings(), **values)
+
+
+def _parse(spec: dataclasses.Field[Any], text: str) -> Any:
+    name = "HOPPER_" + spec.name.upper()
+    kind = str(spec.type)
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise SettingsError(f"{name} must be an integer, not {text!r}") from None
+    if kind == "bool":
+        lowered = text.strip().lower()
+        if lowered not in _TRUE | _FALSE:
+            raise SettingsError(f"{name} must be 1 or 0, not {text!r}")
+        return lowered in _TRUE
+    if kind == "str | None":
+        return text or None
+    return text
