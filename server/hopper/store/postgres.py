@@ -310,7 +310,8 @@ class PostgresQueueStore:
                 [_bounded(r.token) for r in receipts],
                 refuse_expired,
             )
-            return await self._classify_all(key, receipts, rows, refuse_expired)
+            results = await self._classify_all(key, receipts, rows, refuse_expired)
+        return _repeats_gone(receipts, results)
 
     async def change_visibility(
         self,
@@ -420,6 +421,22 @@ def classify(
     if refuse_expired and lapsed:
         return ReceiptResult(ReceiptOutcome.EXPIRED)
     return None
+
+
+def _repeats_gone(
+    receipts: Sequence[Receipt], results: list[ReceiptResult]
+) -> list[ReceiptResult]:
+    """A message deleted by an earlier receipt of the same batch is gone for the later
+    ones, as if the batch ran one receipt at a time."""
+    deleted: set[str] = set()
+    out = []
+    for receipt, result in zip(receipts, results, strict=True):
+        if result.outcome is ReceiptOutcome.OK and receipt.message_id in deleted:
+            result = ReceiptResult(ReceiptOutcome.GONE)
+        elif result.outcome is ReceiptOutcome.OK:
+            deleted.add(receipt.message_id)
+        out.append(result)
+    return out
 
 
 def _bounded(token: int) -> int:

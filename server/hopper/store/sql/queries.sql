@@ -230,10 +230,10 @@ deleted AS (
       AND m.token = r.token AND m.token > 0
       AND m.sent_at > (SELECT horizon FROM q)
       AND NOT ($6::boolean AND m.visible_at <= (SELECT now FROM q))
-    RETURNING m.id
+    RETURNING m.id, m.token
 )
 SELECT r.ord, (SELECT id FROM q) AS queue_id,
-       r.id IN (SELECT id FROM deleted) AS done,
+       (r.id, r.token) IN (SELECT id, token FROM deleted) AS done,
        m.token AS current_token,
        m.visible_at <= (SELECT now FROM q) AS lapsed
 FROM r
@@ -259,15 +259,16 @@ r AS (
 -- the leases the receipts still hold get their new deadline; token and count stay
 changed AS (
     UPDATE messages m SET visible_at = (SELECT now FROM q) + r.timeout
-    FROM r
+    -- a receipt repeated in the batch: the last change wins, as if applied in order
+    FROM (SELECT DISTINCT ON (id, token) * FROM r ORDER BY id, token, ord DESC) r
     WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
       AND m.token = r.token AND m.token > 0
       AND m.sent_at > (SELECT horizon FROM q)
       AND NOT ($7::boolean AND m.visible_at <= (SELECT now FROM q))
-    RETURNING m.id
+    RETURNING m.id, m.token
 )
 SELECT r.ord, (SELECT id FROM q) AS queue_id,
-       r.id IN (SELECT id FROM changed) AS done,
+       (r.id, r.token) IN (SELECT id, token FROM changed) AS done,
        m.token AS current_token,
        m.visible_at <= (SELECT now FROM q) AS lapsed
 FROM r
