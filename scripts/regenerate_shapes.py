@@ -52,6 +52,8 @@ An action without output has no OUTPUTS entry (AWS sends no Result element for i
 # fmt: off
 # ruff: noqa: E501
 
+from typing import Any
+
 '''
 
 
@@ -169,7 +171,7 @@ def main(wheel: str) -> None:
     for constant, tree in NAMED.items():
         text += f"{constant} = {{'structure': {{\n" + format_members(tree, 1) + "}}\n\n"
     for table, trees in (("INPUTS", inputs), ("OUTPUTS", outputs)):
-        text += f"{table} = {{\n"
+        text += f"{table}: dict[str, dict[str, tuple[str, Any]]] = {{\n"
         for action, tree in trees.items():
             text += f"    {action!r}: {{\n" + format_members(tree, 2) + "    },\n"
         text += "}\n\n"

@@ -12,7 +12,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-import xmltodict
+import xmltodict  # type: ignore[import-untyped]
 
 from hopper.wire.errors import SqsError
 from hopper.wire.render_json import Rendered

@@ -21,6 +21,8 @@ An action without output has no OUTPUTS entry (AWS sends no Result element for i
 # fmt: off
 # ruff: noqa: E501
 
+from typing import Any
+
 CHANGE_MESSAGE_VISIBILITY_BATCH_REQUEST_ENTRY = {'structure': {
     'Id': ('Id', 'string'),
     'ReceiptHandle': ('ReceiptHandle', 'string'),
@@ -104,7 +106,7 @@ SEND_MESSAGE_BATCH_RESULT_ENTRY = {'structure': {
     'SequenceNumber': ('SequenceNumber', 'string'),
 }}
 
-INPUTS = {
+INPUTS: dict[str, dict[str, tuple[str, Any]]] = {
     'AddPermission': {
         'QueueUrl': ('QueueUrl', 'string'),
         'Label': ('Label', 'string'),
@@ -213,7 +215,7 @@ INPUTS = {
     },
 }
 
-OUTPUTS = {
+OUTPUTS: dict[str, dict[str, tuple[str, Any]]] = {
     'CancelMessageMoveTask': {
         'ApproximateNumberOfMessagesMoved': ('ApproximateNumberOfMessagesMoved', 'long'),
     },
