@@ -100,9 +100,10 @@ def _serve(settings: Settings) -> int:
         log.info("hopper: PostgreSQL store at %s schema %s", where, settings.database_schema)
     else:
         log.info("hopper: in-memory store (messages are lost on exit)")
+    app = create_app(settings)
     log.info("hopper: listening on http://%s:%d", settings.host, settings.port)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
