@@ -96,6 +96,10 @@ class Listener:
         self._runner = self._flusher = None
         await self._drop_connection()
 
+    def server_pid(self) -> int | None:
+        """The backend process id of the listening connection (None while reconnecting)."""
+        return None if self._connection is None else int(self._connection.get_server_pid())
+
     def poke(self, key: QueueKey) -> None:
         """Tell other processes, soon and coalesced, that `key` has new messages."""
         self._pending.add(key)

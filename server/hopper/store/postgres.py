@@ -284,6 +284,9 @@ class PostgresQueueStore:
                     await connection.execute(
                         self._sql["lock_queue_for_receive"], key.account, key.name
                     )
+                    await connection.execute(
+                        self._sql["forget_dedup_ids"], key.account, key.name, now
+                    )
                     rows = await connection.fetch(self._sql["receive_messages"], *args)
             else:
                 rows = await connection.fetch(self._sql["receive_messages"], *args)
@@ -423,9 +426,7 @@ def classify(
     return None
 
 
-def _repeats_gone(
-    receipts: Sequence[Receipt], results: list[ReceiptResult]
-) -> list[ReceiptResult]:
+def _repeats_gone(receipts: Sequence[Receipt], results: list[ReceiptResult]) -> list[ReceiptResult]:
     """A message deleted by an earlier receipt of the same batch is gone for the later
     ones, as if the batch ran one receipt at a time."""
     deleted: set[str] = set()

@@ -132,6 +132,13 @@ WHERE q.account = $1 AND q.name = $2 AND f.dedup_id = $3;
 -- receive before it, which a statement running concurrently could not.
 SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));
 
+-- name: forget_dedup_ids
+-- Deduplication ids past their window are only reused rows in waiting; FIFO receives
+-- (already serialised per queue) sweep them so a queue's table does not grow forever.
+DELETE FROM fifo_dedup
+WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
+  AND expires_at <= coalesce($3::float8, extract(epoch FROM now())::float8);
+
 -- name: receive_messages
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now),
 -- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved

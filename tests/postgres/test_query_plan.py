@@ -1,0 +1,53 @@
+"""The claim's query plan: a Postgres property no contract test can see. Guards the
+index choice documented in migrations/0001_initial.sql."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+
+from hopper.core.model import NewMessage, QueueConfig, QueueKey
+from hopper.store.schema import queries
+
+from .conftest import StoreOpener
+
+ACCOUNT = "000000000000"
+
+
+def scans(plan: dict[str, Any]) -> list[tuple[str, str | None, str | None]]:
+    """(node type, relation, index) of every node of an EXPLAIN (FORMAT JSON) plan."""
+    found = [(plan["Node Type"], plan.get("Relation Name"), plan.get("Index Name"))]
+    for child in plan.get("Plans", []):
+        found.extend(scans(child))
+    return found
+
+
+async def test_the_claim_scans_the_queue_order_index_not_the_table(
+    open_store: StoreOpener, database: str
+) -> None:
+    async with open_store(listen=False) as store:
+        for n in range(5):
+            queue = QueueKey(ACCOUNT, f"q{n}")
+            await store.create_queue(queue, QueueConfig(), {}, now=None)
+            for start in range(0, 1_000, 10):
+                batch = [NewMessage(id=f"{n}-{start + i}", body="x") for i in range(10)]
+                await store.send(queue, batch, now=None)
+    connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
+    try:
+        await connection.execute("ANALYZE")
+        [row] = await connection.fetch(
+            "EXPLAIN (FORMAT JSON) " + queries()["receive_messages"],
+            ACCOUNT,
+            "q3",
+            None,
+            10,
+            30.0,
+        )
+    finally:
+        await connection.close()
+    nodes = scans(json.loads(row[0])[0]["Plan"])
+    on_messages = [node for node in nodes if node[1] == "messages"]
+    assert ("Seq Scan", "messages", None) not in on_messages
+    assert any(index == "messages_queue_order" for _, _, index in on_messages)
