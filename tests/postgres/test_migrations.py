@@ -8,9 +8,11 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
+from hopper.store.postgres import PostgresQueueStore
 from hopper.store.schema import (
     DatabaseUnreachable,
     InvalidSchemaName,
+    SchemaNotCurrent,
     SchemaTooNew,
     migrate,
     migrations,
@@ -70,3 +72,16 @@ async def test_an_unreachable_database_raises_database_unreachable() -> None:
 async def test_a_schema_name_that_is_not_a_plain_identifier_is_refused(empty: str) -> None:
     with pytest.raises(InvalidSchemaName):
         await migrate(empty, 'x"; DROP TABLE y; --')
+
+
+async def test_a_store_refuses_to_start_on_a_database_never_migrated(empty: str) -> None:
+    store = PostgresQueueStore(empty, listen=False)
+    with pytest.raises(SchemaNotCurrent) as caught:
+        await store.start(lambda key: None)
+    assert caught.value.missing == ALL
+
+
+async def test_a_store_on_an_unreachable_database_raises_database_unreachable() -> None:
+    store = PostgresQueueStore("postgresql://postgres@127.0.0.1:1/test", listen=False)
+    with pytest.raises(DatabaseUnreachable):
+        await store.start(lambda key: None)

@@ -38,7 +38,7 @@ from hopper.core.model import (
 )
 from hopper.store.base import WakeUp
 from hopper.store.listener import Listener
-from hopper.store.schema import checked_schema, queries
+from hopper.store.schema import DatabaseUnreachable, checked_schema, queries, require_current
 
 _MAX_BIGINT = 2**63 - 1
 _DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
@@ -76,8 +76,10 @@ class PostgresQueueStore:
     # --- life cycle -----------------------------------------------------------------
 
     async def start(self, wake: WakeUp) -> None:
+        """Open the pool and the listener. Raises DatabaseUnreachable, and
+        SchemaNotCurrent or SchemaTooNew when the schema does not match this code."""
         self._wake = wake
-        with _translated():
+        try:
             self._pool = await asyncpg.create_pool(
                 self._dsn,
                 min_size=self._min_size,
@@ -85,15 +87,24 @@ class PostgresQueueStore:
                 server_settings={"search_path": self._schema},
                 init=_init_connection,
             )
-            if self._listen:
-                self.listener = Listener(
-                    self._listening_connection,
-                    wake,
-                    self._wake_all,
-                    notify_sql=self._sql["notify"],
-                    flush_delay=self._notify_delay,
-                )
-                await self.listener.start()
+        except _DATABASE_ERRORS as error:
+            raise DatabaseUnreachable(f"cannot connect to the database: {error}") from error
+        try:
+            with _translated():
+                async with self._pool.acquire() as connection:
+                    await require_current(connection)
+                if self._listen:
+                    self.listener = Listener(
+                        self._listening_connection,
+                        wake,
+                        self._wake_all,
+                        notify_sql=self._sql["notify"],
+                        flush_delay=self._notify_delay,
+                    )
+                    await self.listener.start()
+        except BaseException:
+            await self.close()
+            raise
 
     async def close(self) -> None:
         listener, self.listener = self.listener, None

@@ -46,6 +46,18 @@ class DatabaseUnreachable(SchemaError):
     """The database could not be connected to (refused, unknown host, bad credentials)."""
 
 
+class SchemaNotCurrent(SchemaError):
+    """The database lacks migrations this code needs: run `hopper migrate` first."""
+
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__(
+            "the database schema is not migrated (missing: "
+            + ", ".join(missing)
+            + "); run `hopper migrate`"
+        )
+        self.missing = missing
+
+
 class InvalidSchemaName(SchemaError, ValueError):
     pass
 
@@ -109,6 +121,19 @@ async def applied(connection: asyncpg.Connection) -> list[str]:
         return []
     rows = await connection.fetch("SELECT name FROM schema_migrations ORDER BY name")
     return [row["name"] for row in rows]
+
+
+async def require_current(connection: asyncpg.Connection) -> None:
+    """Raise SchemaTooNew or SchemaNotCurrent unless the connection's schema has exactly
+    the migrations of this code."""
+    done = await applied(connection)
+    known = [name for name, _ in migrations()]
+    unknown = sorted(set(done) - set(known))
+    if unknown:
+        raise SchemaTooNew(unknown)
+    missing = [name for name in known if name not in done]
+    if missing:
+        raise SchemaNotCurrent(missing)
 
 
 async def _apply_pending(connection: asyncpg.Connection, schema: str) -> list[str]:
