@@ -9,7 +9,7 @@ import uuid
 
 import asyncpg
 
-from hopper.core.model import NewMessage, QueueConfig, QueueKey
+from hopper.core.model import NewMessage, QueueConfig, QueueKey, VisibilityChange
 
 from .conftest import StoreOpener, Wakes
 
@@ -67,4 +67,17 @@ async def test_the_listener_reconnects_after_its_backend_is_terminated(
         wakes.clear()
         # ...and a send after the drop is heard on the new connection.
         await sender.send(QUEUE, [message()], now=None)
+        assert await wakes.next() == QUEUE
+
+
+async def test_a_lease_cut_short_in_one_process_wakes_the_other(open_store: StoreOpener) -> None:
+    wakes = Wakes()
+    async with open_store() as worker, open_store(wakes):
+        await worker.create_queue(QUEUE, QueueConfig(), {}, now=None)
+        await worker.send(QUEUE, [message()], now=None)
+        assert await wakes.next() == QUEUE
+        [delivery] = await worker.receive(QUEUE, max_messages=1, visibility_timeout=600, now=None)
+        await worker.change_visibility(
+            QUEUE, [VisibilityChange(delivery.receipt, 0)], refuse_expired=False, now=None
+        )
         assert await wakes.next() == QUEUE

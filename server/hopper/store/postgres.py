@@ -347,7 +347,12 @@ class PostgresQueueStore:
                 [float(c.timeout) for c in changes],
                 refuse_expired,
             )
-            return await self._classify_all(key, receipts, rows, refuse_expired)
+            results = await self._classify_all(key, receipts, rows, refuse_expired)
+        # A lease cut short makes a message receivable before the deadline other
+        # processes' waiters are sleeping towards.
+        if self.listener is not None and any(r.outcome is ReceiptOutcome.OK for r in results):
+            self.listener.poke(key)
+        return results
 
     async def _classify_all(
         self,
