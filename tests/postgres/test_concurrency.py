@@ -51,13 +51,13 @@ async def test_concurrent_fifo_receivers_never_hold_one_group_twice(
     async with open_store(min_size=RECEIVERS, max_size=RECEIVERS, listen=False) as store:
         await store.create_queue(queue, QueueConfig(fifo=True), {}, now=None)
         for round_ in range(5):
-            batch = [
+            sends = [
                 NewMessage(
                     id=f"{g}-{round_}", body="x", group_id=g, deduplication_id=f"{g}-{round_}"
                 )
                 for g in groups
             ]
-            await store.send(queue, batch, now=None)
+            await store.send(queue, sends, now=None)
 
         receivers = await asyncio.gather(*(drain(store, queue) for _ in range(RECEIVERS)))
 
