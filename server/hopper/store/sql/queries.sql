@@ -1,12 +1,14 @@
 -- The Postgres store's SQL, one named block per statement (loaded by schema.queries()).
 -- Every statement that depends on time takes `now` as a parameter and falls back to the
--- transaction's start time, `coalesce($n, extract(epoch FROM now()))`: tests drive it
--- with a fake clock; production passes NULL and every process agrees on the database
--- clock. Statements that name a queue return its id (NULL when it does not exist) so the
+-- database clock, `coalesce($n, extract(epoch FROM statement_timestamp()))`: tests drive
+-- it with a fake clock; production passes NULL and every process agrees on the
+-- database's time. statement_timestamp(), not now(): a FIFO receive first waits for its
+-- queue's lock, and its leases must start when it claims, not when it began waiting.
+-- Statements that name a queue return its id (NULL when it does not exist) so the
 -- store raises QueueNotFound without a second round trip.
 
 -- name: create_queue
-WITH t AS (SELECT coalesce($5::float8, extract(epoch FROM now())::float8) AS now),
+WITH t AS (SELECT coalesce($5::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the new queue, unless one of that name exists (then nothing is inserted)
 created AS (
     INSERT INTO queues (account, name, config, tags, created_at, last_modified_at)
@@ -34,12 +36,12 @@ LIMIT $4;
 -- name: update_queue
 UPDATE queues
 SET config = $3::jsonb,
-    last_modified_at = coalesce($4::float8, extract(epoch FROM now())::float8)
+    last_modified_at = coalesce($4::float8, extract(epoch FROM statement_timestamp())::float8)
 WHERE account = $1 AND name = $2
 RETURNING *;
 
 -- name: delete_queue
-WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now),
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue; its messages and deduplication ids go with it (ON DELETE CASCADE)
 gone AS (
     DELETE FROM queues WHERE account = $1 AND name = $2 RETURNING account, name
@@ -67,7 +69,7 @@ ORDER BY name COLLATE "C", account COLLATE "C";
 -- name: send_messages
 -- $4.. are parallel arrays, one element per message, in send order ($6: JSON texts,
 -- since asyncpg would read a jsonb[] of JSON arrays as a deeper array).
-WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now),
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue (no row: nothing is sent, and the result says so)
 q AS (
     SELECT id, (config ->> 'fifo')::boolean AS fifo FROM queues
@@ -137,10 +139,10 @@ SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));
 -- (already serialised per queue) sweep them so a queue's table does not grow forever.
 DELETE FROM fifo_dedup
 WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
-  AND expires_at <= coalesce($3::float8, extract(epoch FROM now())::float8);
+  AND expires_at <= coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8);
 
 -- name: receive_messages
-WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now),
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
 q AS (
     SELECT s.id, s.account, s.name, t.now,
@@ -222,7 +224,7 @@ WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
     FROM queues,
-         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+         (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now) t
     WHERE account = $1 AND name = $2
 ),
 -- the receipts, numbered in request order
@@ -255,7 +257,7 @@ WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
     FROM queues,
-         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+         (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now) t
     WHERE account = $1 AND name = $2
 ),
 -- the changes, numbered in request order
@@ -292,7 +294,7 @@ WHERE q.account = $1 AND q.name = $2 AND m.id = ANY($3::text[]);
 
 -- name: purge
 WITH q AS (
-    UPDATE queues SET last_purged_at = coalesce($3::float8, extract(epoch FROM now())::float8)
+    UPDATE queues SET last_purged_at = coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8)
     WHERE account = $1 AND name = $2
     RETURNING id
 ),
@@ -310,7 +312,7 @@ WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
     FROM queues,
-         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+         (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now) t
     WHERE account = $1 AND name = $2
 )
 SELECT (SELECT id FROM q) AS queue_id,
@@ -328,7 +330,7 @@ WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
     FROM queues,
-         (SELECT coalesce($3::float8, extract(epoch FROM now())::float8) AS now) t
+         (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now) t
     WHERE account = $1 AND name = $2
 )
 SELECT (SELECT id FROM q) AS queue_id, min(m.visible_at) AS next_visible_at

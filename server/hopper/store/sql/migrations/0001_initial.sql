@@ -65,7 +65,11 @@ CREATE TABLE messages (
 
 -- "The oldest receivable messages of this queue": scanned in send order, filtering
 -- on visible_at (not in the index, so claims stay HOT). The rows skipped are the
--- in-flight and delayed ones at the head, at most the queue's open leases.
+-- in-flight and delayed ones at the head, at most the queue's open leases and delays.
+-- (queue_id, visible_at, id) was the alternative: it serves "visible now" by range,
+-- but orders by deadline rather than by send (a redelivered message would queue behind
+-- newer ones, and equal deadlines would fall back to random ids), and every claim
+-- would move the message's index entry.
 CREATE INDEX messages_queue_order ON messages (queue_id, seq);
 
 -- FIFO group locking: "does this group have a message in flight or ahead of mine".
