@@ -9,21 +9,17 @@ are in the statements' WHERE clauses, so every outcome is decided atomically.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]  # no stubs in the venv
 
 from hopper.core import limits
 from hopper.core.errors import QueueError, QueueNotFound
 from hopper.core.model import (
-    DeadLetterRule,
     Delivery,
-    MessageAttribute,
     NewMessage,
     QueueConfig,
     QueueKey,
@@ -33,11 +29,11 @@ from hopper.core.model import (
     ReceiptOutcome,
     ReceiptResult,
     SendResult,
-    StoredMessage,
     VisibilityChange,
 )
 from hopper.store.base import WakeUp
 from hopper.store.listener import Listener
+from hopper.store.rows import attributes_json, config_json, delivery, record
 from hopper.store.schema import DatabaseUnreachable, checked_schema, queries, require_current
 
 _MAX_BIGINT = 2**63 - 1
@@ -149,34 +145,34 @@ class PostgresQueueStore:
                     self._sql["create_queue"],
                     key.account,
                     key.name,
-                    _config_json(config),
+                    config_json(config),
                     dict(tags),
                     now,
                 )
                 # No row: a concurrent create committed after our snapshot; look again.
                 if row is not None:
-                    return _record(row), bool(row["created"])
+                    return record(row), bool(row["created"])
 
     async def get_queue(self, key: QueueKey) -> QueueRecord | None:
         with _translated(key):
             row = await self._db.fetchrow(self._sql["get_queue"], key.account, key.name)
-        return None if row is None else _record(row)
+        return None if row is None else record(row)
 
     async def list_queues(
         self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
     ) -> list[QueueRecord]:
         with _translated():
             rows = await self._db.fetch(self._sql["list_queues"], account, prefix, after, limit)
-        return [_record(row) for row in rows]
+        return [record(row) for row in rows]
 
     async def update_queue(
         self, key: QueueKey, config: QueueConfig, *, now: float | None
     ) -> QueueRecord:
         with _translated(key):
             row = await self._db.fetchrow(
-                self._sql["update_queue"], key.account, key.name, _config_json(config), now
+                self._sql["update_queue"], key.account, key.name, config_json(config), now
             )
-        return _record(_found(row, key))
+        return record(_found(row, key))
 
     async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
         with _translated(key):
@@ -199,7 +195,7 @@ class PostgresQueueStore:
             row = await self._db.fetchrow(
                 self._sql["set_tags"], key.account, key.name, dict(add), list(remove)
             )
-        return _record(_found(row, key))
+        return record(_found(row, key))
 
     async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
         with _translated(target):
@@ -235,7 +231,7 @@ class PostgresQueueStore:
             now,
             [m.id for m in messages],
             [m.body for m in messages],
-            [json.dumps(_attributes_json(m.attributes)) for m in messages],
+            [json.dumps(attributes_json(m.attributes)) for m in messages],
             [m.trace_header for m in messages],
             [float(m.delay) for m in messages],
             [m.group_id for m in messages],
@@ -303,7 +299,7 @@ class PostgresQueueStore:
                 rows = await connection.fetch(self._sql["receive_messages"], *args)
         if not rows[0]["queue_found"]:
             raise QueueNotFound(key)
-        deliveries = [_delivery(row) for row in rows if row["id"] is not None]
+        deliveries = [delivery(row) for row in rows if row["id"] is not None]
         return deliveries, int(rows[0]["moved"])
 
     async def delete(
@@ -507,102 +503,6 @@ def _found_id(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
     if row is None or row["queue_id"] is None:
         raise QueueNotFound(key)
     return row
-
-
-def _config_json(config: QueueConfig) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "visibility_timeout": config.visibility_timeout,
-        "maximum_message_size": config.maximum_message_size,
-        "message_retention_period": config.message_retention_period,
-        "delay_seconds": config.delay_seconds,
-        "receive_message_wait_time_seconds": config.receive_message_wait_time_seconds,
-        "fifo": config.fifo,
-        "content_based_deduplication": config.content_based_deduplication,
-        "extra": dict(config.extra),
-    }
-    rule = config.dead_letter
-    if rule is not None:
-        data["dead_letter"] = {
-            "account": rule.target.account,
-            "name": rule.target.name,
-            "max_receive_count": rule.max_receive_count,
-        }
-    return data
-
-
-def _config(data: Mapping[str, Any]) -> QueueConfig:
-    rule = data.get("dead_letter")
-    return QueueConfig(
-        visibility_timeout=data["visibility_timeout"],
-        maximum_message_size=data["maximum_message_size"],
-        message_retention_period=data["message_retention_period"],
-        delay_seconds=data["delay_seconds"],
-        receive_message_wait_time_seconds=data["receive_message_wait_time_seconds"],
-        dead_letter=None
-        if rule is None
-        else DeadLetterRule(QueueKey(rule["account"], rule["name"]), rule["max_receive_count"]),
-        fifo=data["fifo"],
-        content_based_deduplication=data["content_based_deduplication"],
-        extra=data["extra"],
-    )
-
-
-def _record(row: asyncpg.Record) -> QueueRecord:
-    return QueueRecord(
-        key=QueueKey(row["account"], row["name"]),
-        config=_config(row["config"]),
-        created_at=row["created_at"],
-        last_modified_at=row["last_modified_at"],
-        tags=row["tags"],
-    )
-
-
-def _attributes_json(attributes: Mapping[str, MessageAttribute]) -> list[dict[str, str]]:
-    """A jsonb array (jsonb objects do not keep key order); binary values in base64."""
-    encoded = []
-    for name, attribute in attributes.items():
-        item = {"n": name, "t": attribute.data_type}
-        if attribute.binary_value is not None:
-            item["b"] = base64.b64encode(attribute.binary_value).decode("ascii")
-        else:
-            item["s"] = attribute.string_value or ""
-        encoded.append(item)
-    return encoded
-
-
-def _attributes(items: Sequence[Mapping[str, str]]) -> dict[str, MessageAttribute]:
-    return {
-        item["n"]: MessageAttribute(
-            item["t"],
-            string_value=item.get("s"),
-            binary_value=base64.b64decode(item["b"]) if "b" in item else None,
-        )
-        for item in items
-    }
-
-
-def _delivery(row: asyncpg.Record) -> Delivery:
-    source = None
-    if row["dead_letter_source_name"] is not None:
-        source = QueueKey(row["dead_letter_source_account"], row["dead_letter_source_name"])
-    message = StoredMessage(
-        id=row["id"],
-        body=row["body"],
-        attributes=_attributes(row["attributes"]),
-        trace_header=row["trace_header"],
-        sent_at=row["sent_at"],
-        group_id=row["group_id"],
-        deduplication_id=row["dedup_id"],
-        sequence_number=row["sequence_number"],
-        dead_letter_source=source,
-    )
-    return Delivery(
-        message=message,
-        token=row["token"],
-        receive_count=row["receive_count"],
-        first_received_at=row["first_received_at"],
-        visible_at=row["visible_at"],
-    )
 
 
 # --- the edge -----------------------------------------------------------------------

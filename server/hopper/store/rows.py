@@ -1,0 +1,121 @@
+"""Rows of the Postgres store, both ways: the core's values as the JSON and columns
+the tables hold, and query rows back as the core's frozen values.
+
+The queue config is one jsonb document (SQL reads only retention, fifo and the
+dead-letter rule from it); message attributes are a jsonb array, since jsonb objects
+do not keep key order; binary values are base64.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]  # no stubs in the venv
+
+from hopper.core.model import (
+    DeadLetterRule,
+    Delivery,
+    MessageAttribute,
+    QueueConfig,
+    QueueKey,
+    QueueRecord,
+    StoredMessage,
+)
+
+
+def config_json(config: QueueConfig) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "visibility_timeout": config.visibility_timeout,
+        "maximum_message_size": config.maximum_message_size,
+        "message_retention_period": config.message_retention_period,
+        "delay_seconds": config.delay_seconds,
+        "receive_message_wait_time_seconds": config.receive_message_wait_time_seconds,
+        "fifo": config.fifo,
+        "content_based_deduplication": config.content_based_deduplication,
+        "extra": dict(config.extra),
+    }
+    rule = config.dead_letter
+    if rule is not None:
+        data["dead_letter"] = {
+            "account": rule.target.account,
+            "name": rule.target.name,
+            "max_receive_count": rule.max_receive_count,
+        }
+    return data
+
+
+def config_from(data: Mapping[str, Any]) -> QueueConfig:
+    rule = data.get("dead_letter")
+    return QueueConfig(
+        visibility_timeout=data["visibility_timeout"],
+        maximum_message_size=data["maximum_message_size"],
+        message_retention_period=data["message_retention_period"],
+        delay_seconds=data["delay_seconds"],
+        receive_message_wait_time_seconds=data["receive_message_wait_time_seconds"],
+        dead_letter=None
+        if rule is None
+        else DeadLetterRule(QueueKey(rule["account"], rule["name"]), rule["max_receive_count"]),
+        fifo=data["fifo"],
+        content_based_deduplication=data["content_based_deduplication"],
+        extra=data["extra"],
+    )
+
+
+def record(row: asyncpg.Record) -> QueueRecord:
+    return QueueRecord(
+        key=QueueKey(row["account"], row["name"]),
+        config=config_from(row["config"]),
+        created_at=row["created_at"],
+        last_modified_at=row["last_modified_at"],
+        tags=row["tags"],
+    )
+
+
+def attributes_json(attributes: Mapping[str, MessageAttribute]) -> list[dict[str, str]]:
+    """A jsonb array (jsonb objects do not keep key order); binary values in base64."""
+    encoded = []
+    for name, attribute in attributes.items():
+        item = {"n": name, "t": attribute.data_type}
+        if attribute.binary_value is not None:
+            item["b"] = base64.b64encode(attribute.binary_value).decode("ascii")
+        else:
+            item["s"] = attribute.string_value or ""
+        encoded.append(item)
+    return encoded
+
+
+def attributes_from(items: Sequence[Mapping[str, str]]) -> dict[str, MessageAttribute]:
+    return {
+        item["n"]: MessageAttribute(
+            item["t"],
+            string_value=item.get("s"),
+            binary_value=base64.b64decode(item["b"]) if "b" in item else None,
+        )
+        for item in items
+    }
+
+
+def delivery(row: asyncpg.Record) -> Delivery:
+    source = None
+    if row["dead_letter_source_name"] is not None:
+        source = QueueKey(row["dead_letter_source_account"], row["dead_letter_source_name"])
+    message = StoredMessage(
+        id=row["id"],
+        body=row["body"],
+        attributes=attributes_from(row["attributes"]),
+        trace_header=row["trace_header"],
+        sent_at=row["sent_at"],
+        group_id=row["group_id"],
+        deduplication_id=row["dedup_id"],
+        sequence_number=row["sequence_number"],
+        dead_letter_source=source,
+    )
+    return Delivery(
+        message=message,
+        token=row["token"],
+        receive_count=row["receive_count"],
+        first_received_at=row["first_received_at"],
+        visible_at=row["visible_at"],
+    )
