@@ -184,11 +184,11 @@ def parse_redrive_policy(text: str) -> DeadLetterRule | None:
         policy = None
     if not isinstance(policy, dict):
         raise _redrive_error(text, "Redrive policy is not a valid JSON map.")
-    if "deadLetterTargetArn" not in policy or "maxReceiveCount" not in policy:
-        raise _redrive_error(
-            text, "Redrive policy does not contain mandatory attribute: "
-            + ("deadLetterTargetArn." if "deadLetterTargetArn" not in policy else "maxReceiveCount.")
-        )
+    for member in ("deadLetterTargetArn", "maxReceiveCount"):
+        if member not in policy:
+            raise _redrive_error(
+                text, f"Redrive policy does not contain mandatory attribute: {member}."
+            )
     arn = policy["deadLetterTargetArn"]
     target = parse_queue_arn(arn) if isinstance(arn, str) else None
     if target is None:

@@ -1,0 +1,103 @@
+"""Actions on a delivery, named by its receipt handle: DeleteMessage(+Batch) and
+ChangeMessageVisibility(+Batch)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hopper.core.errors import QueueError
+from hopper.core.model import QueueKey, Receipt, VisibilityChange
+from hopper.core.service import QueueService
+from hopper.wire import validate
+from hopper.wire.actions.batches import batch_result, failure
+from hopper.wire.context import RequestContext
+from hopper.wire.errors import SqsError, missing_parameter
+from hopper.wire.queue_urls import addressed_queue
+from hopper.wire.receipts import decode_receipt
+
+
+def _receipt(key: QueueKey, params: Mapping[str, Any]) -> Receipt:
+    handle = validate.as_str(params, "ReceiptHandle")
+    if not handle:
+        raise missing_parameter("ReceiptHandle")
+    return decode_receipt(key, handle)
+
+
+def _change(key: QueueKey, params: Mapping[str, Any]) -> VisibilityChange:
+    receipt = _receipt(key, params)
+    timeout = validate.to_int("VisibilityTimeout", validate.required(params, "VisibilityTimeout"))
+    return VisibilityChange(receipt, float(timeout))
+
+
+async def delete_message(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    key = addressed_queue(ctx, params)
+    await service.delete(key, _receipt(key, params))
+    return {}
+
+
+async def change_message_visibility(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    key = addressed_queue(ctx, params)
+    await service.change_visibility(key, _change(key, params))
+    return {}
+
+
+async def delete_message_batch(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    key = addressed_queue(ctx, params)
+    entries = validate.batch_entries(params, "DeleteMessageBatchRequestEntry")
+    decoded = [_each(lambda entry: _receipt(key, entry), entry) for entry in entries]
+    valid = [item for item in decoded if isinstance(item, Receipt)]
+    results = await service.delete_batch(key, valid) if valid else await _none(service, key)
+    return _answer(entries, decoded, results, Receipt)
+
+
+async def change_message_visibility_batch(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    key = addressed_queue(ctx, params)
+    entries = validate.batch_entries(params, "ChangeMessageVisibilityBatchRequestEntry")
+    decoded = [_each(lambda entry: _change(key, entry), entry) for entry in entries]
+    valid = [item for item in decoded if isinstance(item, VisibilityChange)]
+    results = (
+        await service.change_visibility_batch(key, valid) if valid else await _none(service, key)
+    )
+    return _answer(entries, decoded, results, VisibilityChange)
+
+
+def _each(read: Any, entry: dict[str, Any]) -> Any:
+    """One entry's decoded value, or the error that entry fails with alone (a garbage
+    receipt handle fails its entry, not the batch)."""
+    try:
+        return read(entry)
+    except (SqsError, QueueError) as error:
+        return error
+
+
+def _answer(
+    entries: Sequence[dict[str, Any]],
+    decoded: Sequence[Any],
+    results: Sequence[QueueError | None],
+    kind: type,
+) -> dict[str, Any]:
+    outcomes = iter(results)
+    successful: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    for entry, item in zip(entries, decoded, strict=True):
+        error = next(outcomes) if isinstance(item, kind) else item
+        if error is None:
+            successful.append({"Id": entry["Id"]})
+        else:
+            failed.append(failure(entry["Id"], error))
+    return batch_result(successful, failed)
+
+
+async def _none(service: QueueService, key: QueueKey) -> list[QueueError | None]:
+    # Every entry failed on the wire: the queue must still exist for the call to answer.
+    await service.get_queue(key)
+    return []

@@ -1,0 +1,90 @@
+"""Queue actions: CreateQueue, GetQueueUrl, ListQueues, DeleteQueue,
+GetQueueAttributes, SetQueueAttributes, PurgeQueue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hopper.core.model import QueueKey
+from hopper.core.service import QueueService
+from hopper.wire import attributes, validate
+from hopper.wire.context import RequestContext
+from hopper.wire.queue_urls import addressed_queue, no_such_queue, queue_url
+
+
+async def create_queue(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    name = validate.required_str(params, "QueueName")
+    given = validate.as_str_map(params, "Attributes")
+    settings = attributes.settings_from(given, fifo=attributes.requested_fifo(given))
+    tags = validate.as_str_map(params, "tags")
+    record = await service.create_queue(QueueKey(ctx.account, name), settings, tags)
+    return {"QueueUrl": queue_url(ctx, record.key)}
+
+
+async def get_queue_url(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    name = validate.required_str(params, "QueueName")
+    owner = validate.as_str(params, "QueueOwnerAWSAccountId", default=ctx.account)
+    if owner != ctx.account:
+        # hopper serves one account: another's queues do not exist here.
+        raise no_such_queue()
+    record = await service.get_queue(QueueKey(ctx.account, name))
+    return {"QueueUrl": queue_url(ctx, record.key)}
+
+
+async def list_queues(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    page = await service.list_queues(
+        ctx.account,
+        prefix=validate.as_str(params, "QueueNamePrefix", default="") or "",
+        max_results=validate.as_int(params, "MaxResults"),
+        next_token=validate.as_str(params, "NextToken"),
+    )
+    result: dict[str, Any] = {}
+    # AWS leaves QueueUrls out when no queue matches.
+    if page.keys:
+        result["QueueUrls"] = [queue_url(ctx, key) for key in page.keys]
+    if page.next_token is not None:
+        result["NextToken"] = page.next_token
+    return result
+
+
+async def delete_queue(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    await service.delete_queue(addressed_queue(ctx, params))
+    return {}
+
+
+async def get_queue_attributes(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    key = addressed_queue(ctx, params)
+    names = attributes.check_queue_attribute_names(validate.as_str_list(params, "AttributeNames"))
+    record = await service.get_queue(key)
+    stats = await service.queue_stats(key) if attributes.needs_stats(names) else None
+    values = attributes.queue_attributes(ctx, record, stats, names)
+    return {"Attributes": values} if values else {}
+
+
+async def set_queue_attributes(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    key = addressed_queue(ctx, params)
+    validate.required(params, "Attributes")
+    given = validate.as_str_map(params, "Attributes")
+    record = await service.get_queue(key)
+    settings = attributes.settings_from(given, fifo=record.config.fifo)
+    await service.set_queue_attributes(key, settings)
+    return {}
+
+
+async def purge_queue(
+    service: QueueService, ctx: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    await service.purge(addressed_queue(ctx, params))
+    return {}
