@@ -171,9 +171,7 @@ def test_a_fifo_queue_also_has_its_fifo_attributes():
 def test_the_redrive_policy_is_compact_json_with_the_target_first():
     rule = DeadLetterRule(QueueKey(ACCOUNT, "dlq"), 4)
     values = attributes.queue_attributes(CTX, record(dead_letter=rule), None, ["RedrivePolicy"])
-    assert values == {
-        "RedrivePolicy": f'{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":4}}'
-    }
+    assert values == {"RedrivePolicy": f'{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":4}}'}
 
 
 def test_only_the_named_attributes_are_returned():
@@ -192,11 +190,16 @@ def test_an_unknown_attribute_name_cannot_be_asked_for():
 
 def delivery(**message) -> Delivery:
     stored = StoredMessage(
-        id="m", body="b", attributes=message.pop("attributes", {}), trace_header=None,
-        sent_at=1700000000.1234, **message,
+        id="m",
+        body="b",
+        attributes=message.pop("attributes", {}),
+        trace_header=None,
+        sent_at=1700000000.1234,
+        **message,
     )
-    return Delivery(stored, token=17, receive_count=2, first_received_at=1700000001.5,
-                    visible_at=1700000031.5)
+    return Delivery(
+        stored, token=17, receive_count=2, first_received_at=1700000001.5, visible_at=1700000031.5
+    )
 
 
 def test_all_system_attributes_include_the_fencing_token():

@@ -92,9 +92,7 @@ def _one_of(*choices: str) -> Callable[[str, str], str]:
 
 
 _SETTINGS: dict[str, _Setting] = {
-    "VisibilityTimeout": _Setting(
-        "visibility_timeout", _seconds(0, limits.MAX_VISIBILITY_TIMEOUT)
-    ),
+    "VisibilityTimeout": _Setting("visibility_timeout", _seconds(0, limits.MAX_VISIBILITY_TIMEOUT)),
     "MaximumMessageSize": _Setting(
         "maximum_message_size", _integer(limits.MIN_MESSAGE_SIZE_SETTING, limits.MAX_MESSAGE_SIZE)
     ),
@@ -360,7 +358,8 @@ def _system_values(ctx: RequestContext, delivery: Delivery) -> dict[str, str]:
         "MessageGroupId": message.group_id,
         "AWSTraceHeader": message.trace_header,
         "DeadLetterQueueSourceArn": (
-            None if message.dead_letter_source is None
+            None
+            if message.dead_letter_source is None
             else queue_arn(ctx, message.dead_letter_source)
         ),
     }
