@@ -3,7 +3,7 @@ ChangeMessageVisibility(+Batch)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hopper.core.errors import QueueError
@@ -70,7 +70,7 @@ async def change_message_visibility_batch(
     return _answer(entries, decoded, results, VisibilityChange)
 
 
-def _each(read: Any, entry: dict[str, Any]) -> Any:
+def _each(read: Callable[[dict[str, Any]], Any], entry: dict[str, Any]) -> Any:
     """One entry's decoded value, or the error that entry fails with alone (a garbage
     receipt handle fails its entry, not the batch)."""
     try:
