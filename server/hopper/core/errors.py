@@ -150,3 +150,11 @@ class MissingParameter(QueueError):
     on a FIFO queue)."""
 
     parameter: str
+
+
+@dataclass
+class StoreUnavailable(QueueError):
+    """The store failed or could not be reached; the operation may not have happened.
+    The client should retry (SQS's own answer is a 5xx)."""
+
+    reason: str

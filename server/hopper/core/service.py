@@ -334,12 +334,15 @@ class QueueService:
         deadline = loop.time() + wait
         with self.wakeups.watch(key) as watch:
             while True:
+                # Deadlines are looked up as of the claim: a lease that runs out between
+                # the claim and the look-up must still cut the pause short.
+                looked_at = self.clock.now()
                 deliveries = await self._claim(key, config, max_messages, lease)
                 remaining = deadline - loop.time()
                 if deliveries or remaining <= 0:
                     return deliveries
                 pause = min(remaining, self.poll_fallback_seconds)
-                upcoming = await self.store.next_visible_at(key, now=self.clock.now())
+                upcoming = await self.store.next_visible_at(key, now=looked_at)
                 if upcoming is not None:
                     pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
                 await watch.wait(pause)

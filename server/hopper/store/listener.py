@@ -19,7 +19,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-import asyncpg  # type: ignore[import-untyped]  # no stubs in the venv
+import asyncpg
 
 from hopper.core.model import QueueKey
 
@@ -163,13 +163,13 @@ class Listener:
         if connection is not None and not connection.is_closed():
             connection.terminate()
 
-    def _on_terminated(self, connection: asyncpg.Connection) -> None:
+    def _on_terminated(self, connection: object) -> None:
         self._lost.set()
 
     def _on_notification(
-        self, connection: asyncpg.Connection, pid: int, channel: str, text: str
+        self, connection: object, pid: int, channel: str, text: object
     ) -> None:
-        parsed = parse(text)
+        parsed = parse(str(text))
         if parsed is not None and parsed[0] != self.instance:
             self._on_wake(parsed[1])
 

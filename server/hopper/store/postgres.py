@@ -12,12 +12,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 
-import asyncpg  # type: ignore[import-untyped]  # no stubs in the venv
+import asyncpg
 
 from hopper.core import limits
-from hopper.core.errors import QueueError, QueueNotFound
+from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
     NewMessage,
@@ -38,13 +37,6 @@ from hopper.store.schema import DatabaseUnreachable, checked_schema, queries, re
 
 _MAX_BIGINT = 2**63 - 1
 _DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
-
-
-@dataclass
-class StoreUnavailable(QueueError):
-    """The database failed or could not be reached; the operation may not have happened."""
-
-    reason: str
 
 
 class PostgresQueueStore:
@@ -258,6 +250,10 @@ class PostgresQueueStore:
             key.name,
             message.deduplication_id or message.id,
         )
+        if holder is None:
+            # The holder's window ended between the two statements: no longer a duplicate
+            # to report by id, but the send was still not enqueued twice.
+            return SendResult(message.id, sequence_number=row["sequence_number"], duplicate=True)
         return SendResult(holder["message_id"], holder["sequence_number"], duplicate=True)
 
     async def receive(

@@ -12,7 +12,7 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]  # no stubs in the venv
+import asyncpg
 
 from hopper.core.model import (
     DeadLetterRule,

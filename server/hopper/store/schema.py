@@ -17,7 +17,11 @@ import zlib
 from importlib import resources
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]  # no stubs in the venv
+import asyncpg
+import asyncpg.pool
+
+# A plain connection, or one borrowed from a pool.
+Connectable = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
 
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _QUERY_NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
@@ -114,7 +118,7 @@ async def migrate(dsn: str, schema: str = "hopper") -> list[str]:
         await connection.close()
 
 
-async def applied(connection: asyncpg.Connection) -> list[str]:
+async def applied(connection: Connectable) -> list[str]:
     """Names of the migrations recorded in the connection's schema, in order."""
     exists = await connection.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
     if not exists:
@@ -123,7 +127,9 @@ async def applied(connection: asyncpg.Connection) -> list[str]:
     return [row["name"] for row in rows]
 
 
-async def require_current(connection: asyncpg.Connection) -> None:
+async def require_current(
+    connection: Connectable,
+) -> None:
     """Raise SchemaTooNew or SchemaNotCurrent unless the connection's schema has exactly
     the migrations of this code."""
     done = await applied(connection)

@@ -69,6 +69,9 @@ CODES: dict[str, Code] = {
     # A body that is not the JSON or form encoding it claims to be.
     "SerializationException": Code(_CORAL + "SerializationException", "MalformedQueryString"),
     "RequestEntityTooLarge": Code(_CORAL + "RequestEntityTooLarge", "RequestEntityTooLarge", 413),
+    "ServiceUnavailable": Code(
+        _CORAL + "ServiceUnavailable", "ServiceUnavailable", 503, sender=False
+    ),
     "InternalFailure": Code(_CORAL + "InternalFailure", "InternalFailure", 500, sender=False),
 }
 
@@ -205,13 +208,16 @@ _TRANSLATIONS: dict[type[core.QueueError], Callable[[Any, bool], SqsError]] = {
     core.OverLimit: lambda e, _b: SqsError("OverLimit", e.reason),
     core.UnsupportedOperation: lambda e, _b: SqsError("UnsupportedOperation", e.reason),
     core.MissingParameter: lambda e, _b: missing_parameter(e.parameter),
+    core.StoreUnavailable: lambda e, _b: SqsError(
+        "ServiceUnavailable", "The service is unavailable. Please try again shortly."
+    ),
 }
 
 
 def from_core(error: core.QueueError, *, in_batch: bool = False) -> SqsError:
     """The SQS error for a core error. Every core error class has exactly one entry."""
     for cls in type(error).__mro__:
-        translate = _TRANSLATIONS.get(cls)  # type: ignore[arg-type]
+        translate = _TRANSLATIONS.get(cls)
         if translate is not None:
             return translate(error, in_batch)
     return SqsError("InternalFailure", "We encountered an internal error. Please try again.")
