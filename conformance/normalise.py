@@ -1,0 +1,117 @@
+"""Normalisation: what may differ between two correct servers is replaced by placeholders.
+
+Replaced: message ids and receipt handles (by numbered placeholders, `<MessageId#1>`,
+numbered in order of first appearance, so "the same message" still compares equal),
+FIFO sequence numbers, request ids, timestamps, the sender id, and the host, port and
+account of queue URLs and ARNs. Kept as they are: everything else — MD5 digests above
+all, which must be byte-exact on every server.
+
+Receive order is best effort on AWS, and list order of ListQueues is unspecified, so
+`Messages` are sorted by body, `QueueUrls` and batch `Successful`/`Failed` by value/Id.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+# Keys whose values are identities of one server's making: numbered placeholders.
+NUMBERED = ("MessageId", "ReceiptHandle", "SequenceNumber")
+# Keys whose values are the server's clock or identity: one fixed placeholder.
+FIXED = {
+    "SentTimestamp": "<timestamp>",
+    "ApproximateFirstReceiveTimestamp": "<timestamp>",
+    "CreatedTimestamp": "<timestamp>",
+    "LastModifiedTimestamp": "<timestamp>",
+    "SenderId": "<SenderId>",
+    "RequestId": "<RequestId>",
+    "NextToken": "<NextToken>",  # opaque, of the server's making
+}
+_URL = re.compile(r"https?://[^/\s\"'<>]+/\d{12}/")
+_ARN = re.compile(r"arn:aws:sqs:[a-z0-9-]+:\d{12}:")
+_BARE_ENDPOINT = re.compile(r"^https?://[^/\s]+/?$")
+
+
+def normalise(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A normalised copy of one scenario's answers (the input is not changed)."""
+    numbers: dict[str, dict[str, str]] = {key: {} for key in NUMBERED}
+    ordered = [_ordered(_plain(answer)) for answer in answers]
+    for answer in ordered:
+        _collect(answer, numbers)
+    known = {value: placeholder for table in numbers.values() for value, placeholder in
+             table.items()}
+    return [_replace(answer, known) for answer in ordered]
+
+
+def _plain(value: Any) -> Any:
+    # bytes (a BinaryValue) as base64 text, so answers print and compare as text
+    if isinstance(value, bytes):
+        return "b64:" + base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k != "params"} | (
+            {"params": value["params"]} if "params" in value else {}
+        )
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _ordered(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {k: _ordered(v) for k, v in value.items()}
+        for key in ("Messages", "Message"):
+            if isinstance(out.get(key), list):
+                out[key] = sorted(out[key], key=lambda m: str(m.get("Body", "")))
+        for key in ("Successful", "Failed"):
+            if isinstance(out.get(key), list):
+                out[key] = sorted(out[key], key=lambda e: str(e.get("Id", "")))
+        for key in ("QueueUrls", "QueueUrl"):
+            if isinstance(out.get(key), list):
+                out[key] = sorted(out[key], key=str)
+        return out
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
+
+
+def _collect(value: Any, numbers: dict[str, dict[str, str]]) -> None:
+    """Number every id and handle in order of first appearance (not under params)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "params":
+                continue
+            if key in numbers and isinstance(item, str):
+                table = numbers[key]
+                table.setdefault(item, f"<{key}#{len(table) + 1}>")
+            else:
+                _collect(item, numbers)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, numbers)
+
+
+def _replace(value: Any, known: dict[str, str], key: str | None = None) -> Any:
+    if isinstance(value, dict):
+        return {k: _replace(v, known, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace(v, known, key) for v in value]
+    if not isinstance(value, str):
+        return value
+    if key in FIXED:
+        return FIXED[key]
+    if value in known:
+        return known[value]
+    return normalise_text(value, known)
+
+
+def normalise_text(text: str, known: dict[str, str] | None = None) -> str:
+    """Host, port and account out of URLs and ARNs; known ids and handles inside text
+    (an error message that quotes a receipt handle)."""
+    text = _URL.sub("<endpoint>/<account>/", text)
+    text = _ARN.sub("arn:aws:sqs:<region>:<account>:", text)
+    text = _BARE_ENDPOINT.sub("<endpoint>", text)
+    for raw, placeholder in (known or {}).items():
+        if len(raw) >= 8 and raw in text:
+            text = text.replace(raw, placeholder)
+    return text
