@@ -59,7 +59,7 @@ def _plain(value: Any) -> Any:
 
 def _ordered(value: Any) -> Any:
     if isinstance(value, dict):
-        out = {k: _ordered(v) for k, v in value.items()}
+        out = {k: _ordered(_keyed(k, v)) for k, v in value.items()}
         for key in ("Messages", "Message"):
             if isinstance(out.get(key), list):
                 out[key] = sorted(out[key], key=lambda m: str(m.get("Body", "")))
@@ -73,6 +73,21 @@ def _ordered(value: Any) -> Any:
     if isinstance(value, list):
         return [_ordered(v) for v in value]
     return value
+
+
+# The query protocol's maps are repeated <Name/><Value/> (or <Key/><Value/>) elements, in
+# no specified order: as a dict keyed by name they compare field by field, as in JSON.
+_QUERY_MAPS = {"Attribute": "Name", "MessageAttribute": "Name", "Tag": "Key"}
+
+
+def _keyed(key: str, value: Any) -> Any:
+    name = _QUERY_MAPS.get(key)
+    entries = [value] if isinstance(value, dict) else value
+    if name is None or not isinstance(entries, list):
+        return value
+    if not all(isinstance(e, dict) and set(e) == {name, "Value"} for e in entries):
+        return value
+    return {str(e[name]): e["Value"] for e in entries}
 
 
 def _collect(value: Any, numbers: dict[str, dict[str, str]]) -> None:
@@ -100,7 +115,8 @@ def _replace(value: Any, known: dict[str, str], key: str | None = None) -> Any:
         return value
     if key in FIXED:
         return FIXED[key]
-    if value in known:
+    # a short value ("2") is an id only where the key says so, not a count elsewhere
+    if value in known and (key in NUMBERED or len(value) >= 8):
         return known[value]
     return normalise_text(value, known)
 

@@ -43,7 +43,8 @@ def moto_server() -> Iterator[str]:
     """A moto server (ThreadedMotoServer) on a free port; its endpoint URL."""
     from moto.server import ThreadedMotoServer
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    # no line per request, nor a traceback per moto crash (a 500 is an answer here)
+    logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
     server.start()
     host, port = server.get_host_and_port()

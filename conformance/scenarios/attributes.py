@@ -66,11 +66,15 @@ def queue_attributes_count_visible_in_flight_and_delayed_messages(t: Target) -> 
 
 @scenario
 def operations_on_a_missing_queue_are_non_existent_queue(t: Target) -> list[dict]:
-    url = t.create_queue(record=False).replace(t.queue_name(), t.queue_name("missing"))
+    real = t.create_queue(record=False)
+    t.call("SendMessage", QueueUrl=real, MessageBody="x", record=False)
+    # a well-formed receipt, so only the queue is wrong
+    receipt = t.receipts(t.call("ReceiveMessage", QueueUrl=real, record=False))[0]
+    url = real.replace(t.queue_name(), t.queue_name("missing"))
     t.call("GetQueueAttributes", QueueUrl=url, AttributeNames=["All"])
     t.call("SetQueueAttributes", QueueUrl=url, Attributes={"DelaySeconds": "1"})
     t.call("SendMessage", QueueUrl=url, MessageBody="x")
     t.call("ReceiveMessage", QueueUrl=url)
     t.call("PurgeQueue", QueueUrl=url)
-    t.call("DeleteMessage", QueueUrl=url, ReceiptHandle="garbage")
+    t.call("DeleteMessage", QueueUrl=url, ReceiptHandle=receipt)
     return t.answers

@@ -47,9 +47,9 @@ def send_message_batch_with_a_bad_entry_fails_only_that_entry(t: Target) -> list
 def batch_requests_with_more_than_ten_entries_are_too_many_entries(t: Target) -> list[dict]:
     url = t.create_queue()
     t.call("SendMessageBatch", QueueUrl=url, Entries=_entries(11))
-    deletes = [{"Id": f"d{n}", "ReceiptHandle": "garbage"} for n in range(11)]
+    deletes = [{"Id": f"d{n}", "ReceiptHandle": f"garbage-{n}"} for n in range(11)]
     t.call("DeleteMessageBatch", QueueUrl=url, Entries=deletes)
-    changes = [{"Id": f"c{n}", "ReceiptHandle": "garbage", "VisibilityTimeout": 1}
+    changes = [{"Id": f"c{n}", "ReceiptHandle": f"garbage-{n}", "VisibilityTimeout": 1}
                for n in range(11)]
     t.call("ChangeMessageVisibilityBatch", QueueUrl=url, Entries=changes)
     return t.answers
