@@ -90,7 +90,9 @@ def batch_entry_ids_with_bad_characters_are_invalid_batch_entry_id(t: Target) ->
 
 
 @scenario
-def send_message_batch_over_one_mebibyte_in_total_is_batch_request_too_long(t: Target) -> list[dict]:
+def send_message_batch_over_one_mebibyte_in_total_is_batch_request_too_long(
+    t: Target,
+) -> list[dict]:
     url = t.create_queue()
     halves = [{"Id": "a", "MessageBody": "x" * 524_288}, {"Id": "b", "MessageBody": "y" * 524_289}]
     t.call("SendMessageBatch", QueueUrl=url, Entries=halves)

@@ -130,7 +130,8 @@ def send_message_with_a_delay_is_delayed(t: Target) -> list[dict]:
     url = t.create_queue()
     t.call("SendMessage", QueueUrl=url, MessageBody="later", DelaySeconds=60)
     t.call("ReceiveMessage", QueueUrl=url)
-    t.call("GetQueueAttributes", QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
+    t.call("GetQueueAttributes", QueueUrl=url,
+           AttributeNames=["ApproximateNumberOfMessagesDelayed"])
     return t.answers
 
 
@@ -144,7 +145,9 @@ def send_message_with_a_delay_out_of_range_is_invalid_parameter_value(t: Target)
 
 
 @scenario
-def send_message_at_the_queue_maximum_size_succeeds_and_one_byte_more_fails(t: Target) -> list[dict]:
+def send_message_at_the_queue_maximum_size_succeeds_and_one_byte_more_fails(
+    t: Target,
+) -> list[dict]:
     url = t.create_queue(MaximumMessageSize=1024)
     t.call("SendMessage", QueueUrl=url, MessageBody="x" * 1024)
     t.call("SendMessage", QueueUrl=url, MessageBody="x" * 1025)

@@ -44,11 +44,12 @@ def create_queue_with_an_unknown_attribute_is_invalid_attribute_name(t: Target) 
 
 @scenario
 def create_queue_with_an_out_of_range_attribute_is_invalid_attribute_value(t: Target) -> list[dict]:
-    for name, value in [("VisibilityTimeout", "43201"), ("DelaySeconds", "901"),
-                        ("MessageRetentionPeriod", "59"), ("MaximumMessageSize", "1023"),
-                        ("ReceiveMessageWaitTimeSeconds", "21"), ("DelaySeconds", "soon")]:
+    tries = [("VisibilityTimeout", "43201"), ("DelaySeconds", "901"),
+             ("MessageRetentionPeriod", "59"), ("MaximumMessageSize", "1023"),
+             ("ReceiveMessageWaitTimeSeconds", "21"), ("DelaySeconds", "soon")]
+    for number, (name, value) in enumerate(tries):
         # a queue of its own per value: a lax server's success must not spoil the next try
-        t.call("CreateQueue", QueueName=t.queue_name(f"{name}-{value}"), Attributes={name: value})
+        t.call("CreateQueue", QueueName=t.queue_name(f"a{number}"), Attributes={name: value})
     return t.answers
 
 
