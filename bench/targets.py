@@ -1,0 +1,134 @@
+"""The servers under test, each in its own process on 127.0.0.1: hopper in memory,
+hopper on PostgreSQL (a fresh schema, dropped afterwards) and moto."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+HOST = "127.0.0.1"
+ROOT = Path(__file__).resolve().parent.parent
+DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+STARTUP_SECONDS = 30.0
+
+
+@dataclass
+class Target:
+    """A running server: its name in the table, port and process."""
+
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+
+    def output(self) -> str:
+        """The tail of what the server wrote to stdout and stderr."""
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-3000:]
+
+    def peak_rss_mb(self) -> float:
+        """The server process's peak resident set (VmHWM), in MiB."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError(f"no VmHWM for {self.name} (pid {self.process.pid})")
+
+
+@contextmanager
+def running_targets(names: list[str]) -> Iterator[list[Target]]:
+    """Start the named targets, wait until each answers, and stop them all on exit
+    (and drop the Postgres schema, whatever happened)."""
+    schema = f"bench_{secrets.token_hex(4)}"
+    targets: list[Target] = []
+    try:
+        for name in names:
+            targets.append(_start(name, schema))
+        for target in targets:
+            _await_ready(target)
+        yield targets
+    finally:
+        for target in targets:
+            _stop(target)
+        if "hopper-postgres" in names:
+            asyncio.run(_drop_schema(schema))
+
+
+def _start(name: str, schema: str) -> Target:
+    port = _free_port()
+    hopper = [
+        sys.executable,
+        "-m",
+        "hopper",
+        "serve",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        # uvicorn writes no access log below "info"; it costs throughput otherwise.
+        "--log-level",
+        "warning",
+        "--relaxed-timing",
+    ]
+    commands = {
+        "hopper-memory": hopper,
+        "hopper-postgres": [*hopper, "--database-url", DATABASE_URL, "--database-schema", schema],
+        "moto": [sys.executable, str(ROOT / "bench" / "moto_server.py"), str(port)],
+    }
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    # A file, not a pipe: a server that logs a lot must never block on a full pipe.
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _stop with the process
+    process = subprocess.Popen(commands[name], env=env, stdout=log, stderr=subprocess.STDOUT)
+    return Target(name, port, process, log)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def _await_ready(target: Target) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if target.process.poll() is not None:
+            raise RuntimeError(f"{target.name} exited at start-up:\n{target.output()}")
+        try:
+            socket.create_connection((HOST, target.port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)  # a polling start-up check; no event to await across processes
+    raise RuntimeError(f"{target.name} did not listen on port {target.port} in time")
+
+
+def _stop(target: Target) -> None:
+    if target.process.poll() is None:
+        target.process.send_signal(signal.SIGTERM)
+        try:
+            target.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            target.process.kill()
+            target.process.wait(timeout=10)
+    target.log.close()
+
+
+async def _drop_schema(schema: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(DATABASE_URL)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()

@@ -1,0 +1,231 @@
+"""The four workloads, each one bounded run against one server on a fresh queue.
+
+Every run returns a `Measure`: the figure for the table and the load generator's own
+CPU use over the run (as % of one core; near 100 means the client, not the server,
+was the limit). Loops are bounded by a deadline and, where they count, by a count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bench.client import Connection
+
+BODY = "x" * 100
+BATCH = 10
+_queue_numbers = itertools.count()
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One run's figures: `values` by name (msg/s or ms) and the client's CPU %."""
+
+    values: dict[str, float]
+    client_cpu: float
+
+
+@dataclass(frozen=True)
+class Load:
+    """Where and how hard to push: server port, clients, and seconds per run."""
+
+    port: int
+    clients: int
+    seconds: float
+    host: str = "127.0.0.1"
+
+    def connect(self) -> Connection:
+        return Connection(self.host, self.port)
+
+
+async def send(load: Load) -> Measure:
+    """SendMessage of 100 bytes from every client, as fast as the server answers."""
+    url = await _fresh_queue(load)
+
+    async def one(connection: Connection) -> int:
+        await connection.call("SendMessage", {"QueueUrl": url, "MessageBody": BODY})
+        return 1
+
+    return await _closed_loop(load, one, "msg/s")
+
+
+async def send_batch(load: Load) -> Measure:
+    """SendMessageBatch of 10 × 100 bytes from every client, as fast as answered."""
+    url = await _fresh_queue(load)
+    return await _closed_loop(load, _batch_sender(url), "msg/s")
+
+
+async def drain(load: Load, prefill: int) -> Measure:
+    """Receive 10 + DeleteMessageBatch from every client over a queue pre-filled with
+    `prefill` messages, until all are deleted (or three run lengths have passed). An
+    empty answer is asked again: a server may answer empty while others hold the rest."""
+    url = await _fresh_queue(load)
+    await _prefill(load, url, prefill)
+    deleted = [0] * load.clients
+    deadline = time.monotonic() + 3 * load.seconds
+
+    async def consume(index: int, connection: Connection) -> None:
+        while sum(deleted) < prefill and time.monotonic() < deadline:
+            got = await connection.call(
+                "ReceiveMessage", {"QueueUrl": url, "MaxNumberOfMessages": BATCH}
+            )
+            messages = got.get("Messages", [])
+            if messages:
+                await _delete(connection, url, messages)
+                deleted[index] += len(messages)
+
+    elapsed, cpu = await _timed(load, consume)
+    return Measure({"msg/s": sum(deleted) / elapsed, "drained": sum(deleted)}, cpu)
+
+
+async def latency(load: Load, rate: float) -> Measure:
+    """End-to-end latency at `rate` sends per second: long-polling consumers
+    (WaitTimeSeconds=20) record receive time − send time, both read in this process."""
+    url = await _fresh_queue(load)
+    total = int(rate * load.seconds)
+    senders = max(1, load.clients // 4)  # a few connections carry 500 msg/s easily
+    seen: dict[int, float] = {}
+    everything = asyncio.Event()
+    start = time.perf_counter() + 0.2  # consumers are polling before the first send
+
+    async def produce(index: int, connection: Connection) -> None:
+        for number in range(index, total, senders):
+            await asyncio.sleep(max(0.0, start + number / rate - time.perf_counter()))
+            body = f"{number} {time.perf_counter():.9f} {BODY}"
+            await connection.call("SendMessage", {"QueueUrl": url, "MessageBody": body})
+
+    async def consume(connection: Connection) -> None:
+        while True:  # bounded by the cancellation below
+            got = await connection.call(
+                "ReceiveMessage",
+                {
+                    "QueueUrl": url,
+                    "MaxNumberOfMessages": BATCH,
+                    "WaitTimeSeconds": 20,
+                },
+            )
+            arrived = time.perf_counter()
+            messages = got.get("Messages", [])
+            for message in messages:
+                number, sent, _ = message["Body"].split(" ", 2)
+                seen.setdefault(int(number), (arrived - float(sent)) * 1000)
+            if len(seen) >= total:
+                everything.set()
+            if messages:
+                await _delete(connection, url, messages)
+
+    producers = [load.connect() for _ in range(senders)]
+    consumers = [load.connect() for _ in range(load.clients)]
+    cpu_before, wall_before = time.process_time(), time.perf_counter()
+    polls = [asyncio.create_task(consume(connection)) for connection in consumers]
+    try:
+        await asyncio.gather(*(produce(i, c) for i, c in enumerate(producers)))
+        sending = time.perf_counter() - start
+        # A short wait for stragglers; what never came shows as received < sent.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(everything.wait(), timeout=5.0)
+    finally:
+        for poll in polls:
+            poll.cancel()
+        await asyncio.gather(*polls, return_exceptions=True)
+        for connection in producers + consumers:
+            await connection.close()
+    cpu = _cpu_percent(cpu_before, wall_before)
+    for poll in polls:
+        if not poll.cancelled() and poll.exception() is not None:
+            raise poll.exception()  # type: ignore[misc]
+    samples = sorted(seen.values())
+    return Measure(
+        {
+            "p50 ms": _percentile(samples, 0.50),
+            "p99 ms": _percentile(samples, 0.99),
+            "received": len(samples),
+            "sent": total,
+            "sent/s": total / sending,  # below `rate` when the server cannot keep up
+        },
+        cpu,
+    )
+
+
+def _batch_sender(url: str) -> Callable[[Connection], Awaitable[int]]:
+    entries = [{"Id": str(i), "MessageBody": BODY} for i in range(BATCH)]
+
+    async def one(connection: Connection) -> int:
+        answer = await connection.call("SendMessageBatch", {"QueueUrl": url, "Entries": entries})
+        if answer.get("Failed"):
+            raise RuntimeError(f"SendMessageBatch failed entries: {answer['Failed'][:2]}")
+        return BATCH
+
+    return one
+
+
+async def _closed_loop(
+    load: Load, one: Callable[[Connection], Awaitable[int]], unit: str
+) -> Measure:
+    """Every client repeats `one` (which returns messages done) until the deadline."""
+    done = [0] * load.clients
+    deadline = time.monotonic() + load.seconds
+
+    async def client(index: int, connection: Connection) -> None:
+        while time.monotonic() < deadline:
+            done[index] += await one(connection)
+
+    elapsed, cpu = await _timed(load, client)
+    return Measure({unit: sum(done) / elapsed}, cpu)
+
+
+async def _timed(
+    load: Load, client: Callable[[int, Connection], Awaitable[None]]
+) -> tuple[float, float]:
+    """Run `client` on `load.clients` fresh connections; wall seconds and client CPU %."""
+    connections = [load.connect() for _ in range(load.clients)]
+    cpu_before, wall_before = time.process_time(), time.perf_counter()
+    try:
+        await asyncio.gather(*(client(i, c) for i, c in enumerate(connections)))
+    finally:
+        for connection in connections:
+            await connection.close()
+    return time.perf_counter() - wall_before, _cpu_percent(cpu_before, wall_before)
+
+
+async def _prefill(load: Load, url: str, count: int) -> None:
+    batches = iter(range(0, count, BATCH))
+    sender = _batch_sender(url)
+
+    async def client(index: int, connection: Connection) -> None:
+        for _ in batches:  # the clients share one iterator: `count` messages in all
+            await sender(connection)
+
+    await _timed(load, client)
+
+
+async def _delete(connection: Connection, url: str, messages: list[dict[str, str]]) -> None:
+    entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
+    answer = await connection.call("DeleteMessageBatch", {"QueueUrl": url, "Entries": entries})
+    if answer.get("Failed"):
+        raise RuntimeError(f"DeleteMessageBatch failed entries: {answer['Failed'][:2]}")
+
+
+async def _fresh_queue(load: Load) -> str:
+    connection = load.connect()
+    try:
+        name = f"bench-{time.time_ns()}-{next(_queue_numbers)}"
+        answer = await connection.call("CreateQueue", {"QueueName": name})
+        return str(answer["QueueUrl"])
+    finally:
+        await connection.close()
+
+
+def _cpu_percent(cpu_before: float, wall_before: float) -> float:
+    wall = time.perf_counter() - wall_before
+    return 100 * (time.process_time() - cpu_before) / wall if wall > 0 else 0.0
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    if not samples:
+        return float("nan")
+    return samples[min(len(samples) - 1, int(fraction * len(samples)))]
