@@ -158,3 +158,11 @@ class StoreUnavailable(QueueError):
     The client should retry (SQS's own answer is a 5xx)."""
 
     reason: str
+
+
+@dataclass
+class ResourceNotFound(QueueError):
+    """A move-task resource does not exist: the queue named by `parameter` (SourceArn,
+    DestinationArn), or, with `parameter` None, the task itself."""
+
+    parameter: str | None = None

@@ -22,3 +22,8 @@ MAX_MAX_RECEIVE_COUNT = 1_000
 # between two PurgeQueue calls.
 QUEUE_RECREATE_SECONDS = 60
 PURGE_INTERVAL_SECONDS = 60
+# Message move tasks: MaxNumberOfMessagesPerSecond, ListMessageMoveTasks' MaxResults.
+MAX_MOVE_TASK_RATE = 500
+MAX_MOVE_TASK_RESULTS = 10
+# RedriveAllowPolicy byQueue: at most this many source queue ARNs.
+MAX_REDRIVE_ALLOW_SOURCES = 10

@@ -183,13 +183,18 @@ class QueueStats:
 
     visible: deliverable now; in_flight: under a lease; delayed: not yet deliverable
     because of a delay and never delivered; oldest_sent_at: send time of the oldest
-    message still in the queue (None when empty).
+    message still in the queue (None when empty); oldest_visible_sent_at: the same
+    among the visible ones (how far behind the consumers are); redelivered: messages
+    received more than once; redeliveries: their deliveries beyond the first, summed.
     """
 
     visible: int
     in_flight: int
     delayed: int
     oldest_sent_at: float | None = None
+    oldest_visible_sent_at: float | None = None
+    redelivered: int = 0
+    redeliveries: int = 0
 
 
 @dataclass(frozen=True)
@@ -214,3 +219,42 @@ class QueuePage:
 
     keys: list[QueueKey]
     next_token: str | None
+
+
+class MoveTaskStatus(enum.Enum):
+    """A message move task's life: RUNNING until the source is drained (COMPLETED), a
+    cancel arrives (CANCELLING, then CANCELLED once the runner sees it) or a move fails
+    (FAILED, with a reason)."""
+
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    CANCELLING = "CANCELLING"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+
+    @property
+    def active(self) -> bool:
+        return self in (MoveTaskStatus.RUNNING, MoveTaskStatus.CANCELLING)
+
+
+@dataclass(frozen=True)
+class MoveTask:
+    """One message move task (StartMessageMoveTask), as the store records it.
+
+    `destination` None moves each message back to the queue it was dead-lettered from.
+    `max_per_second` None means "as fast as the server likes". `to_move` is the
+    source's depth when the task started; `moved` counts what has been moved so far.
+    `lease_until` is when the process running the task must have renewed its claim;
+    after that any process may take the task over (a restart resumes it).
+    """
+
+    id: str
+    source: QueueKey
+    destination: QueueKey | None
+    max_per_second: int | None
+    status: MoveTaskStatus
+    started_at: float
+    to_move: int
+    moved: int = 0
+    failure_reason: str | None = None
+    lease_until: float = 0.0

@@ -11,11 +11,13 @@ Batch methods return one entry per input, in input order: a value for success or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from hopper.core import limits, messages, pages, queues
+from hopper.core import limits, messages, pages, permissions, queues, redrive_allow
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import (
     BatchTooLong,
@@ -32,6 +34,7 @@ from hopper.core.errors import (
 from hopper.core.model import (
     Delivery,
     MessageDraft,
+    MoveTask,
     NewMessage,
     QueueConfig,
     QueueKey,
@@ -44,12 +47,17 @@ from hopper.core.model import (
     SendResult,
     VisibilityChange,
 )
+from hopper.core.move_tasks import MoveTasks
 from hopper.core.wakeups import Wakeups
 from hopper.store.base import QueueStore
 
 # A long poll never sleeps less than this between looks, so a store clock that runs a
 # little behind ours cannot turn the loop into a busy wait.
 _MIN_PAUSE = 0.005
+# The retention sweeper: messages per store call, and calls per round at most (a round
+# never holds the store for long; what is left waits for the next round).
+SWEEP_BATCH = 500
+SWEEP_ROUNDS = 20
 
 
 class QueueService:
@@ -61,21 +69,56 @@ class QueueService:
         wakeups: Wakeups | None = None,
         enforce_timing_rules: bool = True,
         poll_fallback_seconds: float = 1.0,
+        housekeeping_seconds: float = 5.0,
     ) -> None:
         """`enforce_timing_rules` keeps AWS's 60-second rules (re-create after delete,
-        purge interval); test suites that create and purge rapidly turn it off."""
+        purge interval); test suites that create and purge rapidly turn it off.
+        `housekeeping_seconds` is the period of the background round started by
+        `start`: the retention sweep, and taking over orphaned move tasks."""
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
         self.enforce_timing_rules = enforce_timing_rules
         self.poll_fallback_seconds = poll_fallback_seconds
+        self.housekeeping_seconds = housekeeping_seconds
+        self.move_tasks = MoveTasks(store, self.clock, self.wakeups.notify)
+        self._housekeeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Start the store, wiring its cross-process wake-ups to the local registry."""
+        """Start the store, wiring its cross-process wake-ups to the local registry, and
+        the background housekeeping round."""
         await self.store.start(self.wakeups.notify)
+        self._housekeeper = asyncio.create_task(self._housekeeping(), name="hopper-housekeeping")
 
     async def close(self) -> None:
+        """Stop the background work (move tasks stay recorded and resume later), then
+        the store."""
+        housekeeper, self._housekeeper = self._housekeeper, None
+        if housekeeper is not None:
+            housekeeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await housekeeper
+        await self.move_tasks.close()
         await self.store.close()
+
+    async def housekeep(self) -> int:
+        """One housekeeping round: sweep expired messages (bounded batches) and take over
+        move tasks whose runner stopped. Returns how many messages were swept."""
+        swept = 0
+        for _ in range(SWEEP_ROUNDS):
+            batch = await self.store.sweep_expired(limit=SWEEP_BATCH, now=self.clock.now())
+            swept += batch
+            if batch < SWEEP_BATCH:
+                break
+        await self.move_tasks.resume_orphans()
+        return swept
+
+    async def _housekeeping(self) -> None:
+        while True:
+            # The store may be down for now: the next round tries again.
+            with contextlib.suppress(QueueError):
+                await self.housekeep()
+            await asyncio.sleep(self.housekeeping_seconds)
 
     # --- queues ---------------------------------------------------------------------
 
@@ -106,7 +149,7 @@ class QueueService:
             queues.check_same(existing, settings)
             return existing
         await self._check_recreate(key)
-        await self._check_dead_letter(config)
+        await self._check_dead_letter(key, config)
         record, created = await self.store.create_queue(key, config, tags, now=self.clock.now())
         if not created:
             # Lost a race with another creator: the same comparison as above applies.
@@ -146,7 +189,7 @@ class QueueService:
         record = await self.get_queue(key)
         config = queues.changed_config(record.config, settings)
         if "dead_letter" in settings:
-            await self._check_dead_letter(config)
+            await self._check_dead_letter(key, config)
         await self.store.update_queue(key, config, now=self.clock.now())
         # A shorter delay or a new rule may make messages receivable sooner.
         self.wakeups.notify(key)
@@ -168,6 +211,70 @@ class QueueService:
         sources = await self.store.dead_letter_sources(key)
         keys = [source for source in sources if after is None or source.name > after]
         return _page(keys, size, paged=max_results is not None)
+
+    async def dead_letter_depth(self, key: QueueKey) -> int | None:
+        """How many messages the queue's dead-letter target holds (all of them: visible,
+        in flight, delayed), or None when the queue has no dead-letter rule or its target
+        is gone. An operator's signal: DLQ growth means something systemic is wrong."""
+        record = await self.get_queue(key)
+        rule = record.config.dead_letter
+        if rule is None:
+            return None
+        try:
+            stats = await self.store.stats(rule.target, now=self.clock.now())
+        except QueueNotFound:
+            return None
+        return stats.visible + stats.in_flight + stats.delayed
+
+    # --- permissions ------------------------------------------------------------------
+
+    async def add_permission(
+        self, key: QueueKey, label: str, statement: Mapping[str, Any], policy_id: str
+    ) -> None:
+        """AddPermission: add `statement` (already in the policy language, its Sid the
+        label) to the queue's Policy document, creating the document with `policy_id`.
+        Raises InvalidParameter when the label is taken. Permissions are recorded and
+        returned, never enforced."""
+        record = await self.get_queue(key)
+        text = permissions.with_statement(
+            record.config.extra.get(permissions.ATTRIBUTE), label, statement, policy_id
+        )
+        await self._set_policy(key, record.config, text)
+
+    async def remove_permission(self, key: QueueKey, label: str) -> None:
+        """RemovePermission. Raises InvalidParameter when no statement has the label."""
+        record = await self.get_queue(key)
+        text = permissions.without_statement(
+            record.config.extra.get(permissions.ATTRIBUTE), label
+        )
+        await self._set_policy(key, record.config, text)
+
+    async def _set_policy(self, key: QueueKey, config: QueueConfig, text: str | None) -> None:
+        extra = dict(config.extra)
+        if text is None:
+            extra.pop(permissions.ATTRIBUTE, None)
+        else:
+            extra[permissions.ATTRIBUTE] = text
+        await self.store.update_queue(key, replace(config, extra=extra), now=self.clock.now())
+
+    # --- message move tasks -------------------------------------------------------------
+
+    async def start_move_task(
+        self, source: QueueKey, destination: QueueKey | None, max_per_second: int | None
+    ) -> MoveTask:
+        """StartMessageMoveTask: record the task and run it in the background. See
+        MoveTasks.start for the errors."""
+        task = await self.move_tasks.start(source, destination, max_per_second)
+        self.move_tasks.spawn(task)
+        return task
+
+    async def cancel_move_task(self, task_id: str, source: QueueKey) -> MoveTask:
+        """CancelMessageMoveTask. See MoveTasks.cancel for the errors."""
+        return await self.move_tasks.cancel(task_id, source)
+
+    async def list_move_tasks(self, source: QueueKey, max_results: int | None) -> list[MoveTask]:
+        """ListMessageMoveTasks. See MoveTasks.list_tasks for the errors."""
+        return await self.move_tasks.list_tasks(source, max_results)
 
     # --- messages -------------------------------------------------------------------
 
@@ -298,8 +405,9 @@ class QueueService:
         if deleted is not None and self.clock.time() - deleted < limits.QUEUE_RECREATE_SECONDS:
             raise QueueDeletedRecently(key)
 
-    async def _check_dead_letter(self, config: QueueConfig) -> None:
-        """A dead-letter target exists and is of the source's type (FIFO or standard)."""
+    async def _check_dead_letter(self, source: QueueKey, config: QueueConfig) -> None:
+        """A dead-letter target exists, is of the source's type (FIFO or standard), and
+        its RedriveAllowPolicy lets `source` name it."""
         rule = config.dead_letter
         if rule is None:
             return
@@ -309,6 +417,12 @@ class QueueService:
         if target.config.fifo != config.fifo:
             raise InvalidAttributeValue(
                 "dead_letter", "Dead-letter queue must be same type of queue as the source."
+            )
+        if not redrive_allow.permits(target.config.extra.get(redrive_allow.ATTRIBUTE), source):
+            raise InvalidAttributeValue(
+                "dead_letter",
+                f"Queue {source.name} is not allowed to use {rule.target.name} as its "
+                "dead-letter queue: the RedriveAllowPolicy of the dead-letter queue denies it.",
             )
 
     # --- receiving ------------------------------------------------------------------

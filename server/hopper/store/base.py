@@ -17,6 +17,8 @@ from typing import Protocol
 
 from hopper.core.model import (
     Delivery,
+    MoveTask,
+    MoveTaskStatus,
     NewMessage,
     QueueConfig,
     QueueKey,
@@ -180,4 +182,68 @@ class QueueStore(Protocol):
         """The earliest time after `now` at which a message of the queue becomes
         receivable (a lease or delay running out), or None. Long polls sleep until then
         at the latest. Raises QueueNotFound."""
+        ...
+
+    # --- retention ------------------------------------------------------------------
+
+    async def sweep_expired(self, *, limit: int, now: float | None) -> int:
+        """Delete up to `limit` messages, of any queues, that are past their queue's
+        retention period (sent at or before now - retention); returns how many. In-flight
+        messages go too: an expired lease holder's receipt then finds its message GONE."""
+        ...
+
+    # --- message move tasks -----------------------------------------------------------
+
+    async def move_messages(
+        self, source: QueueKey, destination: QueueKey | None, *, limit: int, now: float | None
+    ) -> int:
+        """Move up to `limit` receivable messages of `source`, oldest first, in one atomic
+        step, to `destination`, or (None) each back to its `dead_letter_source`. Returns
+        how many moved. A moved message keeps its id, body, attributes and sent time, and
+        arrives as a fresh delivery candidate: visible at once, receive count 0, no
+        delivery (token 0, so no earlier receipt names it), first_received_at unset,
+        dead_letter_source cleared. In-flight, delayed and expired messages stay; with
+        `destination` None, so do messages without a source or whose source no longer
+        exists. Raises QueueNotFound(source), or QueueNotFound(destination) when a named
+        destination does not exist."""
+        ...
+
+    async def create_move_task(self, task: MoveTask) -> bool:
+        """Record a new task, unless its source already has an active (RUNNING or
+        CANCELLING) task: then nothing is recorded and False is returned. Atomic under
+        concurrency (one active task per source, whatever the number of processes)."""
+        ...
+
+    async def get_move_task(self, task_id: str) -> MoveTask | None:
+        """The task of this id, or None."""
+        ...
+
+    async def list_move_tasks(self, source: QueueKey, *, limit: int) -> list[MoveTask]:
+        """The source's tasks, most recently started first, at most `limit`."""
+        ...
+
+    async def cancel_move_task(self, task_id: str) -> MoveTask | None:
+        """A RUNNING task becomes CANCELLING (its runner finishes it as CANCELLED); any
+        other task is left as it is. Returns the task as it is afterwards, or None."""
+        ...
+
+    async def advance_move_task(
+        self,
+        task_id: str,
+        *,
+        moved: int,
+        lease_until: float,
+        finish: MoveTaskStatus | None = None,
+        failure_reason: str | None = None,
+    ) -> MoveTask | None:
+        """The runner's report, atomically: add `moved` to the task's count and renew its
+        lease; then a CANCELLING task becomes CANCELLED, and a RUNNING one becomes
+        `finish` (with `failure_reason`) when given. A task no longer active is left as
+        it is. Returns the task afterwards, or None when there is no such task."""
+        ...
+
+    async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
+        """Active tasks whose lease has run out (lease_until <= now): each gets the new
+        lease and is returned, for the caller to run. Two concurrent callers never
+        claim the same task."""
         ...

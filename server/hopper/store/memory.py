@@ -17,6 +17,8 @@ from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     Delivery,
+    MoveTask,
+    MoveTaskStatus,
     NewMessage,
     QueueConfig,
     QueueKey,
@@ -80,6 +82,7 @@ class MemoryQueueStore:
         # One store-wide sequence, so tokens also increase across messages and queues.
         self._tokens = itertools.count(1)
         self._wake: WakeUp | None = None
+        self._move_tasks: dict[str, MoveTask] = {}
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now
@@ -343,11 +346,16 @@ class MemoryQueueStore:
         messages = list(queue.live(at).values())
         in_flight = sum(1 for m in messages if m.in_flight(at))
         delayed = sum(1 for m in messages if m.receive_count == 0 and m.visible_at > at)
+        visible = [m for m in messages if m.visible_at <= at]
+        redelivered = [m for m in messages if m.receive_count > 1]
         return QueueStats(
-            visible=len(messages) - in_flight - delayed,
+            visible=len(visible),
             in_flight=in_flight,
             delayed=delayed,
             oldest_sent_at=min((m.stored.sent_at for m in messages), default=None),
+            oldest_visible_sent_at=min((m.stored.sent_at for m in visible), default=None),
+            redelivered=len(redelivered),
+            redeliveries=sum(m.receive_count - 1 for m in redelivered),
         )
 
     async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
@@ -355,3 +363,100 @@ class MemoryQueueStore:
         at = self._now(now)
         upcoming = (m.visible_at for m in queue.live(at).values() if m.visible_at > at)
         return min(upcoming, default=None)
+
+    # --- retention ------------------------------------------------------------------
+
+    async def sweep_expired(self, *, limit: int, now: float | None) -> int:
+        at = self._now(now)
+        swept = 0
+        for queue in self._queues.values():
+            doomed = [mid for mid, m in queue.messages.items() if queue.expired(m, at)]
+            for message_id in doomed[: limit - swept]:
+                del queue.messages[message_id]
+                swept += 1
+            if swept >= limit:
+                break
+        return swept
+
+    # --- message move tasks -----------------------------------------------------------
+
+    async def move_messages(
+        self, source: QueueKey, destination: QueueKey | None, *, limit: int, now: float | None
+    ) -> int:
+        queue = self._queue(source)
+        named = None if destination is None else self._queue(destination)
+        at = self._now(now)
+        moved = 0
+        for message in list(queue.live(at).values()):
+            if moved >= limit:
+                break
+            if message.visible_at > at:
+                continue
+            origin = message.stored.dead_letter_source
+            target = named or (None if origin is None else self._queues.get(origin))
+            if target is None:
+                continue
+            del queue.messages[message.stored.id]
+            stored = dataclasses.replace(message.stored, dead_letter_source=None)
+            target.messages[stored.id] = _Message(stored, visible_at=at)
+            moved += 1
+        return moved
+
+    async def create_move_task(self, task: MoveTask) -> bool:
+        if any(t.source == task.source and t.status.active for t in self._move_tasks.values()):
+            return False
+        self._move_tasks[task.id] = task
+        return True
+
+    async def get_move_task(self, task_id: str) -> MoveTask | None:
+        return self._move_tasks.get(task_id)
+
+    async def list_move_tasks(self, source: QueueKey, *, limit: int) -> list[MoveTask]:
+        # Insertion order breaks ties between tasks started at the same time.
+        tasks = [t for t in self._move_tasks.values() if t.source == source]
+        ordered = sorted(enumerate(tasks), key=lambda pair: (-pair[1].started_at, -pair[0]))
+        return [task for _, task in ordered[:limit]]
+
+    async def cancel_move_task(self, task_id: str) -> MoveTask | None:
+        task = self._move_tasks.get(task_id)
+        if task is not None and task.status is MoveTaskStatus.RUNNING:
+            task = dataclasses.replace(task, status=MoveTaskStatus.CANCELLING)
+            self._move_tasks[task_id] = task
+        return task
+
+    async def advance_move_task(
+        self,
+        task_id: str,
+        *,
+        moved: int,
+        lease_until: float,
+        finish: MoveTaskStatus | None = None,
+        failure_reason: str | None = None,
+    ) -> MoveTask | None:
+        task = self._move_tasks.get(task_id)
+        if task is None or not task.status.active:
+            return task
+        status, reason = task.status, task.failure_reason
+        if status is MoveTaskStatus.CANCELLING:
+            status = MoveTaskStatus.CANCELLED
+        elif finish is not None:
+            status, reason = finish, failure_reason
+        task = dataclasses.replace(
+            task,
+            moved=task.moved + moved,
+            lease_until=lease_until,
+            status=status,
+            failure_reason=reason,
+        )
+        self._move_tasks[task_id] = task
+        return task
+
+    async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
+        at = self._now(now)
+        claimed = []
+        for task in list(self._move_tasks.values()):
+            if task.status.active and task.lease_until <= at:
+                task = dataclasses.replace(task, lease_until=lease_until)
+                self._move_tasks[task.id] = task
+                claimed.append(task)
+        return claimed

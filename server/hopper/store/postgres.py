@@ -19,6 +19,8 @@ from hopper.core import limits
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
+    MoveTask,
+    MoveTaskStatus,
     NewMessage,
     QueueConfig,
     QueueKey,
@@ -32,7 +34,7 @@ from hopper.core.model import (
 )
 from hopper.store.base import WakeUp
 from hopper.store.listener import Listener
-from hopper.store.rows import attributes_json, config_json, delivery, record
+from hopper.store.rows import attributes_json, config_json, delivery, move_task, record
 from hopper.store.schema import DatabaseUnreachable, checked_schema, queries, require_current
 
 _MAX_BIGINT = 2**63 - 1
@@ -392,6 +394,9 @@ class PostgresQueueStore:
             in_flight=row["in_flight"],
             delayed=row["delayed"],
             oldest_sent_at=row["oldest_sent_at"],
+            oldest_visible_sent_at=row["oldest_visible_sent_at"],
+            redelivered=row["redelivered"],
+            redeliveries=int(row["redeliveries"]),
         )
 
     async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
@@ -406,6 +411,100 @@ class PostgresQueueStore:
     async def _require_queue(self, key: QueueKey) -> None:
         if await self.get_queue(key) is None:
             raise QueueNotFound(key)
+
+    # --- retention ------------------------------------------------------------------
+
+    async def sweep_expired(self, *, limit: int, now: float | None) -> int:
+        with _translated():
+            swept: int = await self._db.fetchval(self._sql["sweep_expired"], now, limit)
+        return swept
+
+    # --- message move tasks -----------------------------------------------------------
+
+    async def move_messages(
+        self, source: QueueKey, destination: QueueKey | None, *, limit: int, now: float | None
+    ) -> int:
+        with _translated(source):
+            row = await self._db.fetchrow(
+                self._sql["move_messages"],
+                source.account,
+                source.name,
+                now,
+                None if destination is None else destination.account,
+                None if destination is None else destination.name,
+                limit,
+            )
+        if row is None or row["queue_id"] is None:
+            raise QueueNotFound(source)
+        if not row["destination_found"] and destination is not None:
+            raise QueueNotFound(destination)
+        moved = int(row["moved"])
+        if moved and destination is not None and self.listener is not None:
+            # Waiters in other processes: the arrivals are receivable at once.
+            self.listener.poke(destination)
+        return moved
+
+    async def create_move_task(self, task: MoveTask) -> bool:
+        destination = task.destination
+        with _translated():
+            created = await self._db.fetchval(
+                self._sql["create_move_task"],
+                task.id,
+                task.source.account,
+                task.source.name,
+                None if destination is None else destination.account,
+                None if destination is None else destination.name,
+                task.max_per_second,
+                task.status.value,
+                task.started_at,
+                task.to_move,
+                task.moved,
+                task.failure_reason,
+                task.lease_until,
+            )
+        return created is not None
+
+    async def get_move_task(self, task_id: str) -> MoveTask | None:
+        with _translated():
+            row = await self._db.fetchrow(self._sql["get_move_task"], task_id)
+        return None if row is None else move_task(row)
+
+    async def list_move_tasks(self, source: QueueKey, *, limit: int) -> list[MoveTask]:
+        with _translated():
+            rows = await self._db.fetch(
+                self._sql["list_move_tasks"], source.account, source.name, limit
+            )
+        return [move_task(row) for row in rows]
+
+    async def cancel_move_task(self, task_id: str) -> MoveTask | None:
+        with _translated():
+            row = await self._db.fetchrow(self._sql["cancel_move_task"], task_id)
+        return None if row is None else move_task(row)
+
+    async def advance_move_task(
+        self,
+        task_id: str,
+        *,
+        moved: int,
+        lease_until: float,
+        finish: MoveTaskStatus | None = None,
+        failure_reason: str | None = None,
+    ) -> MoveTask | None:
+        with _translated():
+            row = await self._db.fetchrow(
+                self._sql["advance_move_task"],
+                task_id,
+                moved,
+                lease_until,
+                None if finish is None else finish.value,
+                failure_reason,
+            )
+        return None if row is None else move_task(row)
+
+    async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
+        with _translated():
+            rows = await self._db.fetch(self._sql["claim_move_tasks"], lease_until, now)
+        return [move_task(row) for row in rows]
 
 
 # --- receipts -----------------------------------------------------------------------

@@ -18,6 +18,8 @@ from hopper.core.model import (
     DeadLetterRule,
     Delivery,
     MessageAttribute,
+    MoveTask,
+    MoveTaskStatus,
     QueueConfig,
     QueueKey,
     QueueRecord,
@@ -118,4 +120,22 @@ def delivery(row: asyncpg.Record) -> Delivery:
         receive_count=row["receive_count"],
         first_received_at=row["first_received_at"],
         visible_at=row["visible_at"],
+    )
+
+
+def move_task(row: asyncpg.Record) -> MoveTask:
+    destination = None
+    if row["destination_name"] is not None:
+        destination = QueueKey(row["destination_account"], row["destination_name"])
+    return MoveTask(
+        id=row["id"],
+        source=QueueKey(row["source_account"], row["source_name"]),
+        destination=destination,
+        max_per_second=row["max_per_second"],
+        status=MoveTaskStatus(row["status"]),
+        started_at=row["started_at"],
+        to_move=row["to_move"],
+        moved=row["moved"],
+        failure_reason=row["failure_reason"],
+        lease_until=row["lease_until"],
     )

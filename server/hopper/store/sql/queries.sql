@@ -321,7 +321,10 @@ SELECT (SELECT id FROM q) AS queue_id,
            AS in_flight,
        count(*) FILTER (WHERE m.receive_count = 0 AND m.visible_at > (SELECT now FROM q))
            AS delayed,
-       min(m.sent_at) AS oldest_sent_at
+       min(m.sent_at) AS oldest_sent_at,
+       min(m.sent_at) FILTER (WHERE m.visible_at <= (SELECT now FROM q)) AS oldest_visible_sent_at,
+       count(*) FILTER (WHERE m.receive_count > 1) AS redelivered,
+       coalesce(sum(m.receive_count - 1) FILTER (WHERE m.receive_count > 1), 0) AS redeliveries
 FROM messages m
 WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q);
 
@@ -344,3 +347,127 @@ SELECT account, name FROM queues;
 
 -- name: notify
 SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
+
+-- name: sweep_expired
+WITH t AS (SELECT coalesce($1::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+-- per queue, its messages past retention, oldest first (messages_queue_sent), bounded
+doomed AS (
+    SELECT e.queue_id, e.id
+    FROM queues q CROSS JOIN t
+    CROSS JOIN LATERAL (
+        SELECT m.queue_id, m.id FROM messages m
+        WHERE m.queue_id = q.id
+          AND m.sent_at <= t.now - (q.config ->> 'message_retention_period')::float8
+        ORDER BY m.sent_at
+        LIMIT $2
+    ) e
+    LIMIT $2
+),
+-- deleted unless a receive holds the row right now (the next sweep gets it)
+gone AS (
+    DELETE FROM messages m
+    WHERE (m.queue_id, m.id) IN (
+        SELECT d.queue_id, d.id FROM doomed d
+        JOIN messages l ON l.queue_id = d.queue_id AND l.id = d.id
+        FOR UPDATE OF l SKIP LOCKED
+    )
+    RETURNING 1
+)
+SELECT count(*) AS swept FROM gone;
+
+-- name: move_messages
+-- $4/$5: the destination, or NULLs for "back to each message's dead-letter source".
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+-- the source queue, with its retention horizon
+src AS (
+    SELECT s.id, t.now, t.now - (s.config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues s CROSS JOIN t
+    WHERE s.account = $1 AND s.name = $2
+),
+-- the named destination (no row when none is named or it does not exist)
+dst AS (
+    SELECT id FROM queues WHERE account = $4 AND name = $5
+),
+-- the oldest receivable messages with somewhere to go, locked
+picked AS (
+    SELECT m.queue_id, m.id, coalesce((SELECT id FROM dst), o.id) AS target
+    FROM messages m
+    LEFT JOIN queues o
+        ON $4::text IS NULL
+        AND o.account = m.dead_letter_source_account AND o.name = m.dead_letter_source_name
+    WHERE m.queue_id = (SELECT id FROM src)
+      AND m.visible_at <= (SELECT now FROM src)
+      AND m.sent_at > (SELECT horizon FROM src)
+      AND coalesce((SELECT id FROM dst), o.id) IS NOT NULL
+    ORDER BY m.seq
+    LIMIT $6
+    FOR UPDATE OF m SKIP LOCKED
+),
+-- each arrives as a fresh delivery candidate at its destination
+moved AS (
+    UPDATE messages m
+    SET queue_id = p.target, seq = nextval('message_order'), visible_at = (SELECT now FROM src),
+        receive_count = 0, token = 0, first_received_at = NULL,
+        dead_letter_source_account = NULL, dead_letter_source_name = NULL
+    FROM picked p
+    WHERE m.queue_id = p.queue_id AND m.id = p.id
+    RETURNING 1
+)
+SELECT (SELECT id FROM src) AS queue_id,
+       $4::text IS NULL OR EXISTS (SELECT 1 FROM dst) AS destination_found,
+       (SELECT count(*) FROM moved) AS moved;
+
+-- name: create_move_task
+-- Nothing is inserted when the source has an active task (move_tasks_one_active).
+INSERT INTO move_tasks (id, source_account, source_name, destination_account,
+                        destination_name, max_per_second, status, started_at, to_move,
+                        moved, failure_reason, lease_until)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: get_move_task
+SELECT * FROM move_tasks WHERE id = $1;
+
+-- name: list_move_tasks
+SELECT * FROM move_tasks
+WHERE source_account = $1 AND source_name = $2
+ORDER BY started_at DESC, seq DESC
+LIMIT $3;
+
+-- name: cancel_move_task
+-- The task's row either way; only a RUNNING one changes.
+WITH changed AS (
+    UPDATE move_tasks SET status = 'CANCELLING'
+    WHERE id = $1 AND status = 'RUNNING'
+    RETURNING *
+)
+SELECT * FROM changed
+UNION ALL
+SELECT * FROM move_tasks WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed);
+
+-- name: advance_move_task
+-- $4/$5: the status (and failure reason) to finish a RUNNING task with, or NULL.
+WITH changed AS (
+    UPDATE move_tasks
+    SET moved = moved + $2,
+        lease_until = $3,
+        status = CASE WHEN status = 'CANCELLING' THEN 'CANCELLED' ELSE coalesce($4, status) END,
+        failure_reason = CASE WHEN status = 'RUNNING' AND $4 IS NOT NULL THEN $5
+                              ELSE failure_reason END
+    WHERE id = $1 AND status IN ('RUNNING', 'CANCELLING')
+    RETURNING *
+)
+SELECT * FROM changed
+UNION ALL
+SELECT * FROM move_tasks WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed);
+
+-- name: claim_move_tasks
+UPDATE move_tasks SET lease_until = $1
+WHERE id IN (
+    SELECT id FROM move_tasks
+    WHERE status IN ('RUNNING', 'CANCELLING')
+      AND lease_until <= coalesce($2::float8, extract(epoch FROM statement_timestamp())::float8)
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING *;

@@ -1,0 +1,200 @@
+"""Message move tasks: StartMessageMoveTask's rules, and the runner that moves messages
+in the background of the server process, batch by batch, at the requested rate.
+
+A task is recorded in the store with a lease. The process running it renews the lease
+with every report; a task whose lease ran out (its process stopped) is taken over by
+whichever process claims it next (`resume_orphans`, run periodically by the service),
+so on Postgres a task survives a restart and resumes where it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Callable
+
+from hopper.core import limits
+from hopper.core.clock import Clock
+from hopper.core.errors import (
+    InvalidParameter,
+    InvalidParameterRule,
+    QueueNotFound,
+    ResourceNotFound,
+)
+from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
+from hopper.store.base import QueueStore
+
+# How long a runner's claim on a task lasts without a report.
+LEASE_SECONDS = 30.0
+# Messages per store call: short transactions, however high the rate.
+BATCH_LIMIT = 100
+# AWS's failure reason when a queue the task moves to or from has disappeared.
+NO_SUCH_QUEUE = "AWS.SimpleQueueService.NonExistentQueue"
+
+Arrived = Callable[[QueueKey], None]
+
+
+class MoveTasks:
+    """The move tasks of one QueueService. `arrived(key)` is told when messages were
+    moved to `key` (the service wakes that queue's long polls)."""
+
+    def __init__(self, store: QueueStore, clock: Clock, arrived: Arrived) -> None:
+        self.store = store
+        self.clock = clock
+        self.arrived = arrived
+        self._running: dict[str, asyncio.Task[None]] = {}
+
+    # --- the actions ------------------------------------------------------------------
+
+    async def start(
+        self, source: QueueKey, destination: QueueKey | None, max_per_second: int | None
+    ) -> MoveTask:
+        """StartMessageMoveTask. Raises ResourceNotFound("SourceArn"/"DestinationArn")
+        for a queue that does not exist, InvalidParameterRule when the source is not a
+        dead-letter queue, the rate is outside 1..500, or the source has an active task.
+        The task is recorded, then run in the background (`spawn`) by the caller."""
+        _check_rate(max_per_second)
+        stats = await self._source_stats(source)
+        if destination is not None and await self.store.get_queue(destination) is None:
+            raise ResourceNotFound("DestinationArn")
+        if not await self.store.dead_letter_sources(source):
+            raise InvalidParameterRule(
+                "SourceArn", source.name, "Source queue must be configured as a Dead Letter Queue."
+            )
+        task = MoveTask(
+            id=str(uuid.uuid4()),
+            source=source,
+            destination=destination,
+            max_per_second=max_per_second,
+            status=MoveTaskStatus.RUNNING,
+            started_at=self.clock.time(),
+            to_move=stats,
+            lease_until=self._lease(),
+        )
+        if not await self.store.create_move_task(task):
+            raise InvalidParameterRule(
+                "SourceArn",
+                source.name,
+                "There is already a task running. Only one active task is allowed for a "
+                "source queue arn at a given time.",
+            )
+        return task
+
+    async def cancel(self, task_id: str, source: QueueKey) -> MoveTask:
+        """CancelMessageMoveTask: the task becomes CANCELLING, and CANCELLED once its
+        runner reports. Raises ResourceNotFound (no such source queue, no such task),
+        InvalidParameterRule (the task is not running)."""
+        if await self.store.get_queue(source) is None:
+            raise ResourceNotFound("SourceArn")
+        task = await self.store.get_move_task(task_id)
+        if task is None or task.source != source:
+            raise ResourceNotFound(None)
+        cancelled = await self.store.cancel_move_task(task_id)
+        if cancelled is None or cancelled.status is not MoveTaskStatus.CANCELLING:
+            raise InvalidParameterRule(
+                "TaskHandle", task_id, "Only running tasks can be cancelled."
+            )
+        return cancelled
+
+    async def list_tasks(self, source: QueueKey, max_results: int | None) -> list[MoveTask]:
+        """ListMessageMoveTasks: the most recent tasks first, 1 by default, at most 10.
+        Raises ResourceNotFound("SourceArn"), InvalidParameterRule (max_results)."""
+        count = 1 if max_results is None else max_results
+        if not 1 <= count <= limits.MAX_MOVE_TASK_RESULTS:
+            raise InvalidParameter(
+                "MaxResults",
+                str(count),
+                f"You must enter a number that's between 1 and {limits.MAX_MOVE_TASK_RESULTS}.",
+            )
+        if await self.store.get_queue(source) is None:
+            raise ResourceNotFound("SourceArn")
+        return await self.store.list_move_tasks(source, limit=count)
+
+    # --- running ------------------------------------------------------------------------
+
+    async def step(self, task: MoveTask) -> MoveTask:
+        """Move one batch of `task` and report it: at most the per-second rate (and at
+        most BATCH_LIMIT). A batch that moves fewer than it asked for found the source
+        drained: the task is COMPLETED. A queue that disappeared fails it."""
+        limit = min(task.max_per_second or BATCH_LIMIT, BATCH_LIMIT)
+        finish: MoveTaskStatus | None = None
+        reason = None
+        moved = 0
+        if task.status is MoveTaskStatus.RUNNING:
+            try:
+                moved = await self.store.move_messages(
+                    task.source, task.destination, limit=limit, now=self.clock.now()
+                )
+            except QueueNotFound:
+                finish, reason = MoveTaskStatus.FAILED, NO_SUCH_QUEUE
+            else:
+                if moved < limit:
+                    finish = MoveTaskStatus.COMPLETED
+        if moved:
+            await self._announce(task)
+        reported = await self.store.advance_move_task(
+            task.id, moved=moved, lease_until=self._lease(), finish=finish, failure_reason=reason
+        )
+        return reported or task
+
+    def spawn(self, task: MoveTask) -> None:
+        """Run `task` in the background until it is no longer active."""
+        if task.id in self._running:
+            return
+        runner = asyncio.create_task(self._run(task), name=f"hopper-move-task-{task.id}")
+        self._running[task.id] = runner
+        runner.add_done_callback(lambda _: self._running.pop(task.id, None))
+
+    async def resume_orphans(self) -> list[MoveTask]:
+        """Claim and spawn the active tasks whose runner stopped renewing its lease."""
+        claimed = await self.store.claim_move_tasks(lease_until=self._lease(), now=self.clock.now())
+        for task in claimed:
+            self.spawn(task)
+        return claimed
+
+    async def close(self) -> None:
+        """Stop every runner of this process. Their tasks stay active in the store, with
+        leases that run out: another process, or this one restarted, resumes them."""
+        runners = list(self._running.values())
+        for runner in runners:
+            runner.cancel()
+        for runner in runners:
+            with contextlib.suppress(asyncio.CancelledError):
+                await runner
+        self._running.clear()
+
+    async def _run(self, task: MoveTask) -> None:
+        while task.status.active:
+            task = await self.step(task)
+            # The rate is per second: a batch of n messages takes n / rate seconds.
+            rate = task.max_per_second
+            await asyncio.sleep(0.0 if rate is None else min(rate, BATCH_LIMIT) / rate)
+
+    async def _announce(self, task: MoveTask) -> None:
+        if task.destination is not None:
+            self.arrived(task.destination)
+            return
+        for source in await self.store.dead_letter_sources(task.source):
+            self.arrived(source)
+
+    def _lease(self) -> float:
+        return self.clock.time() + LEASE_SECONDS
+
+    async def _source_stats(self, source: QueueKey) -> int:
+        try:
+            stats = await self.store.stats(source, now=self.clock.now())
+        except QueueNotFound:
+            raise ResourceNotFound("SourceArn") from None
+        return stats.visible + stats.in_flight + stats.delayed
+
+
+def _check_rate(max_per_second: int | None) -> None:
+    if max_per_second is None:
+        return
+    if not 1 <= max_per_second <= limits.MAX_MOVE_TASK_RATE:
+        raise InvalidParameter(
+            "MaxNumberOfMessagesPerSecond",
+            str(max_per_second),
+            f"You must enter a number that's between 1 and {limits.MAX_MOVE_TASK_RATE}.",
+        )
