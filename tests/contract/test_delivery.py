@@ -225,7 +225,9 @@ async def test_stats_count_visible_in_flight_and_delayed(
     clock.advance(1)
     await receive_one(store, clock, queue, lease=30)
     stats = await store.stats(queue, now=clock.now())
-    assert stats == QueueStats(visible=2, in_flight=1, delayed=1, oldest_sent_at=sent_at)
+    assert stats == QueueStats(
+        visible=2, in_flight=1, delayed=1, oldest_sent_at=sent_at, oldest_visible_sent_at=sent_at
+    )
 
 
 async def test_a_message_whose_lease_ran_out_counts_as_visible(

@@ -54,10 +54,11 @@ def test_settable_attributes_become_typed_config_fields():
 
 def test_echoed_attributes_go_under_extra_by_their_sqs_name():
     settings = attributes.settings_from(
-        {"Policy": "{}", "KmsMasterKeyId": "alias/k", "SqsManagedSseEnabled": "TRUE"}, fifo=False
+        {"Policy": "{}", "KmsMasterKeyId": "alias/k", "SqsManagedSseEnabled": "FALSE"}, fifo=False
     )
+    # (KMS and SQS-managed encryption together are refused: test_permissions.py.)
     assert settings == {
-        "extra": {"Policy": "{}", "KmsMasterKeyId": "alias/k", "SqsManagedSseEnabled": "true"}
+        "extra": {"Policy": "{}", "KmsMasterKeyId": "alias/k", "SqsManagedSseEnabled": "false"}
     }
 
 

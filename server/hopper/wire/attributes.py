@@ -109,7 +109,7 @@ _SETTINGS: dict[str, _Setting] = {
     # The core knows ContentBasedDeduplication is FIFO-only and says so itself.
     "ContentBasedDeduplication": _Setting("content_based_deduplication", _boolean),
     "Policy": _Setting("extra", _json_text),
-    "RedriveAllowPolicy": _Setting("extra", _json_text),
+    "RedriveAllowPolicy": _Setting("extra", lambda name, text: check_redrive_allow_policy(text)),
     "KmsMasterKeyId": _Setting("extra", _verbatim),
     "KmsDataKeyReusePeriodSeconds": _Setting("extra", lambda n, t: str(_integer(60, 86_400)(n, t))),
     "SqsManagedSseEnabled": _Setting("extra", _boolean_text),
@@ -160,9 +160,66 @@ def settings_from(attributes: Mapping[str, str], *, fifo: bool) -> dict[str, Any
             extra[name] = value
         else:
             settings[setting.field] = value
+    _check_encryption(attributes)
     if extra:
         settings["extra"] = extra
     return settings
+
+
+def _check_encryption(attributes: Mapping[str, str]) -> None:
+    """KMS encryption and SQS-managed encryption exclude each other (AWS answers
+    InvalidAttributeName). hopper encrypts nothing either way: the values are echoed."""
+    kms = attributes.get("KmsMasterKeyId", "") != ""
+    sse = attributes.get("SqsManagedSseEnabled", "").lower() == "true"
+    if kms and sse:
+        raise SqsError(
+            "InvalidAttributeName",
+            "You can use one type of server-side encryption (SSE) at one time. You can "
+            "either enable KMS SSE or SQS SSE.",
+        )
+
+
+_REDRIVE_PERMISSIONS = ("allowAll", "denyAll", "byQueue")
+
+
+def check_redrive_allow_policy(text: str) -> str:
+    """RedriveAllowPolicy's JSON `{"redrivePermission": allowAll|denyAll|byQueue,
+    "sourceQueueArns": [...]}` (the ARNs with byQueue only, 1 to 10 of them); stored as
+    sent. An empty text removes the policy."""
+    if text == "":
+        return text
+    try:
+        policy = json.loads(text)
+    except ValueError:
+        policy = None
+    unsupported = (
+        "Amazon SQS can't create the redrive allow policy, as it's in an unsupported format."
+    )
+    if not isinstance(policy, dict) or policy.get("redrivePermission") not in _REDRIVE_PERMISSIONS:
+        raise _policy_error(text, unsupported)
+    arns = policy.get("sourceQueueArns")
+    if policy["redrivePermission"] != "byQueue":
+        if arns is not None:
+            raise _policy_error(text, unsupported)
+        return text
+    if not isinstance(arns, list) or not arns or not all(
+        isinstance(arn, str) and parse_queue_arn(arn) is not None for arn in arns
+    ):
+        raise _policy_error(text, unsupported)
+    if len(arns) > limits.MAX_REDRIVE_ALLOW_SOURCES:
+        raise _policy_error(
+            text,
+            "The maximum number of source queue ARNs you can specify is "
+            f"{limits.MAX_REDRIVE_ALLOW_SOURCES}.",
+        )
+    return text
+
+
+def _policy_error(text: str, reason: str) -> SqsError:
+    return SqsError(
+        "InvalidParameterValue",
+        f"Value {text} for parameter RedriveAllowPolicy is invalid. Reason: {reason}",
+    )
 
 
 def requested_fifo(attributes: Mapping[str, str]) -> bool:
@@ -248,20 +305,66 @@ _FIFO_ATTRIBUTES = frozenset(
 _COUNTS = frozenset(name for name in _READ_ONLY if name.startswith("Approximate"))
 
 
+# hopper's extension attributes for operators: returned only when asked for by name
+# (or all of them by `Hopper.All`), never for `All`, so a vanilla SDK never sees them.
+HOPPER_ALL = "Hopper.All"
+AGE_OF_OLDEST_MESSAGE = "Hopper.ApproximateAgeOfOldestMessage"
+AGE_OF_OLDEST_VISIBLE_MESSAGE = "Hopper.ApproximateAgeOfOldestVisibleMessage"
+REDELIVERED_MESSAGES = "Hopper.ApproximateNumberOfRedeliveredMessages"
+REDELIVERIES = "Hopper.ApproximateNumberOfRedeliveries"
+DEAD_LETTER_QUEUE_DEPTH = "Hopper.DeadLetterQueueDepth"
+OPERATOR_ATTRIBUTE_NAMES = (
+    AGE_OF_OLDEST_MESSAGE,
+    AGE_OF_OLDEST_VISIBLE_MESSAGE,
+    REDELIVERED_MESSAGES,
+    REDELIVERIES,
+    DEAD_LETTER_QUEUE_DEPTH,
+)
+_FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {DEAD_LETTER_QUEUE_DEPTH}
+
+
 def check_queue_attribute_names(names: Iterable[str]) -> list[str]:
-    """The names a GetQueueAttributes asked for, in table order (`All` expands); an
-    unknown name is InvalidAttributeName."""
+    """The names a GetQueueAttributes asked for, in table order (`All` expands to SQS's
+    own, `Hopper.All` to hopper's extensions); an unknown name is InvalidAttributeName."""
     wanted = set(names)
     for name in wanted:
-        if name != "All" and name not in QUEUE_ATTRIBUTE_NAMES:
+        known = name in QUEUE_ATTRIBUTE_NAMES or name in OPERATOR_ATTRIBUTE_NAMES
+        if name not in ("All", HOPPER_ALL) and not known:
             raise unknown_attribute(name)
-    if "All" in wanted:
-        return list(QUEUE_ATTRIBUTE_NAMES)
-    return [name for name in QUEUE_ATTRIBUTE_NAMES if name in wanted]
+    if HOPPER_ALL in wanted:
+        wanted.update(OPERATOR_ATTRIBUTE_NAMES)
+    standard = list(QUEUE_ATTRIBUTE_NAMES) if "All" in wanted else [
+        name for name in QUEUE_ATTRIBUTE_NAMES if name in wanted
+    ]
+    return standard + [name for name in OPERATOR_ATTRIBUTE_NAMES if name in wanted]
+
+
+def needs_dead_letter_depth(names: Iterable[str]) -> bool:
+    return DEAD_LETTER_QUEUE_DEPTH in names
+
+
+def operator_attributes(
+    stats: QueueStats | None, dead_letter_depth: int | None, now: float, names: Iterable[str]
+) -> dict[str, str]:
+    """The extension attributes asked for: ages in whole seconds (0 for an empty queue),
+    counts as integers; the dead-letter depth only for a queue with a dead-letter rule."""
+    values: dict[str, str] = {}
+    if stats is not None:
+        values[AGE_OF_OLDEST_MESSAGE] = _age(stats.oldest_sent_at, now)
+        values[AGE_OF_OLDEST_VISIBLE_MESSAGE] = _age(stats.oldest_visible_sent_at, now)
+        values[REDELIVERED_MESSAGES] = str(stats.redelivered)
+        values[REDELIVERIES] = str(stats.redeliveries)
+    if dead_letter_depth is not None:
+        values[DEAD_LETTER_QUEUE_DEPTH] = str(dead_letter_depth)
+    return {name: values[name] for name in names if name in values}
+
+
+def _age(sent_at: float | None, now: float) -> str:
+    return "0" if sent_at is None else str(max(int(now - sent_at), 0))
 
 
 def needs_stats(names: Iterable[str]) -> bool:
-    return any(name in _COUNTS for name in names)
+    return any(name in _COUNTS or name in _FROM_STATS for name in names)
 
 
 def queue_attributes(
@@ -297,6 +400,9 @@ def _all_values(
     if config.dead_letter is not None:
         values["RedrivePolicy"] = redrive_policy_text(ctx, config.dead_letter)
     values.update(config.extra)
+    if values.get("KmsMasterKeyId"):
+        # AWS's default data key reuse period, shown once a KMS key is set.
+        values.setdefault("KmsDataKeyReusePeriodSeconds", "300")
     if config.fifo:
         values["FifoQueue"] = "true"
         values["ContentBasedDeduplication"] = _bool_text(config.content_based_deduplication)

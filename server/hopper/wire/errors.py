@@ -206,6 +206,12 @@ _TRANSLATIONS: dict[type[core.QueueError], Callable[[Any, bool], SqsError]] = {
         f"Batch requests cannot be longer than {e.limit} bytes. You have sent {e.size} bytes.",
     ),
     core.OverLimit: lambda e, _b: SqsError("OverLimit", e.reason),
+    core.ResourceNotFound: lambda e, _b: SqsError(
+        "ResourceNotFoundException",
+        "Task does not exist."
+        if e.parameter is None
+        else f"The resource that you specified for the {e.parameter} parameter doesn't exist.",
+    ),
     core.UnsupportedOperation: lambda e, _b: SqsError("UnsupportedOperation", e.reason),
     core.MissingParameter: lambda e, _b: missing_parameter(e.parameter),
     core.StoreUnavailable: lambda e, _b: SqsError(

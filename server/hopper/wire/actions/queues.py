@@ -68,6 +68,10 @@ async def get_queue_attributes(
     record = await service.get_queue(key)
     stats = await service.queue_stats(key) if attributes.needs_stats(names) else None
     values = attributes.queue_attributes(ctx, record, stats, names)
+    if attributes.needs_dead_letter_depth(names):
+        depth = await service.dead_letter_depth(key)
+        values.update(attributes.operator_attributes(None, depth, 0.0, names))
+    values.update(attributes.operator_attributes(stats, None, service.clock.time(), names))
     return {"Attributes": values} if values else {}
 
 

@@ -1,16 +1,24 @@
 """Dead-letter actions: ListDeadLetterSourceQueues, and the message move tasks
-(StartMessageMoveTask, CancelMessageMoveTask, ListMessageMoveTasks), whose parameters
-are checked here while the core cannot run move tasks yet (UnsupportedOperation)."""
+(StartMessageMoveTask, CancelMessageMoveTask, ListMessageMoveTasks).
+
+A task handle is what AWS hands out: base64 of a JSON object naming the task and its
+source queue's ARN, so CancelMessageMoveTask can tell an unknown source from an
+unknown task.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from typing import Any
 
+from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
 from hopper.core.service import QueueService
 from hopper.wire import validate
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, invalid_parameter_value
-from hopper.wire.queue_urls import addressed_queue, parse_queue_arn, queue_url
+from hopper.wire.queue_urls import addressed_queue, parse_queue_arn, queue_arn, queue_url
 
 
 async def list_dead_letter_source_queues(
@@ -28,36 +36,79 @@ async def list_dead_letter_source_queues(
     return result
 
 
-def _queue_arn(params: dict[str, Any], name: str) -> None:
+def _queue_arn(params: dict[str, Any], name: str) -> QueueKey:
     arn = validate.required_str(params, name)
-    if parse_queue_arn(arn) is None:
+    key = parse_queue_arn(arn)
+    if key is None:
         raise invalid_parameter_value(name, arn, f"{name} must be an SQS queue ARN.")
-
-
-def _not_yet(action: str) -> SqsError:
-    return SqsError("UnsupportedOperation", f"hopper does not support {action} yet.")
+    return key
 
 
 async def start_message_move_task(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
-    _queue_arn(params, "SourceArn")
+    source = _queue_arn(params, "SourceArn")
+    destination = None
     if params.get("DestinationArn") is not None:
-        _queue_arn(params, "DestinationArn")
-    validate.as_int(params, "MaxNumberOfMessagesPerSecond")
-    raise _not_yet("StartMessageMoveTask")
+        destination = _queue_arn(params, "DestinationArn")
+    rate = validate.as_int(params, "MaxNumberOfMessagesPerSecond")
+    task = await service.start_move_task(source, destination, rate)
+    return {"TaskHandle": task_handle(ctx, task)}
 
 
 async def cancel_message_move_task(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
-    validate.required_str(params, "TaskHandle")
-    raise _not_yet("CancelMessageMoveTask")
+    handle = validate.required_str(params, "TaskHandle")
+    task_id, source = read_task_handle(handle)
+    task = await service.cancel_move_task(task_id, source)
+    return {"ApproximateNumberOfMessagesMoved": task.moved}
 
 
 async def list_message_move_tasks(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
-    _queue_arn(params, "SourceArn")
-    validate.as_int(params, "MaxResults")
-    raise _not_yet("ListMessageMoveTasks")
+    source = _queue_arn(params, "SourceArn")
+    tasks = await service.list_move_tasks(source, validate.as_int(params, "MaxResults"))
+    return {"Results": [_task_result(ctx, task) for task in tasks]}
+
+
+def _task_result(ctx: RequestContext, task: MoveTask) -> dict[str, Any]:
+    """One ListMessageMoveTasks entry, as AWS shapes it: the handle only while the task
+    runs, the destination and rate only when they were given."""
+    result: dict[str, Any] = {
+        "Status": task.status.value,
+        "SourceArn": queue_arn(ctx, task.source),
+        "ApproximateNumberOfMessagesMoved": task.moved,
+        "ApproximateNumberOfMessagesToMove": task.to_move,
+        "StartedTimestamp": int(task.started_at * 1000),
+    }
+    if task.status is MoveTaskStatus.RUNNING:
+        result["TaskHandle"] = task_handle(ctx, task)
+    if task.destination is not None:
+        result["DestinationArn"] = queue_arn(ctx, task.destination)
+    if task.max_per_second is not None:
+        result["MaxNumberOfMessagesPerSecond"] = task.max_per_second
+    if task.failure_reason is not None:
+        result["FailureReason"] = task.failure_reason
+    return result
+
+
+def task_handle(ctx: RequestContext, task: MoveTask) -> str:
+    document = {"taskId": task.id, "sourceArn": queue_arn(ctx, task.source)}
+    return base64.b64encode(json.dumps(document, separators=(",", ":")).encode()).decode()
+
+
+def read_task_handle(handle: str) -> tuple[str, QueueKey]:
+    """The task id and source queue a handle names. A handle hopper did not issue is
+    InvalidParameterValue, with AWS's text."""
+    try:
+        document = json.loads(base64.b64decode(handle.encode("ascii"), validate=True))
+    except (binascii.Error, UnicodeError, ValueError):
+        document = None
+    task_id = document.get("taskId") if isinstance(document, dict) else None
+    arn = document.get("sourceArn") if isinstance(document, dict) else None
+    source = parse_queue_arn(arn) if isinstance(arn, str) else None
+    if not isinstance(task_id, str) or source is None:
+        raise SqsError("InvalidParameterValue", "Value for parameter TaskHandle is invalid.")
+    return task_id, source
