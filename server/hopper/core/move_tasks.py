@@ -117,6 +117,12 @@ class MoveTasks:
         """Move one batch of `task` and report it: at most the per-second rate (and at
         most BATCH_LIMIT). A batch that moves fewer than it asked for found the source
         drained: the task is COMPLETED. A queue that disappeared fails it."""
+        # The task as recorded now, not as of the last report: a cancel that arrived in
+        # between must stop the moving before another batch goes.
+        current = await self.store.get_move_task(task.id)
+        if current is None:
+            return task
+        task = current
         limit = min(task.max_per_second or BATCH_LIMIT, BATCH_LIMIT)
         finish: MoveTaskStatus | None = None
         reason = None
