@@ -2,79 +2,51 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
+import asyncio
 import tempfile
-import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import boto3
-import httpx
 import pytest
 from botocore.config import Config
 
-SERVER_SOURCE = Path(__file__).resolve().parents[2] / "server"
-START_TIMEOUT = 20.0
-STOP_TIMEOUT = 10.0
+from postgres.databases import drop, dsn_for, empty_database
+
+from .processes import start_hopper
+
+# The live-server tests run once per store. Postgres gets an empty database of its own
+# that the server migrates at start-up, under a schema other than the default, so the
+# session also proves `--database-schema` end to end.
+STORES = ["memory", "postgres"]
+SERVER_SCHEMA = "hopper_live"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+@contextmanager
+def store_options(store: str) -> Iterator[list[str]]:
+    """The `hopper serve` options that put the server on `store`."""
+    if store == "memory":
+        yield []
+        return
+    database = asyncio.run(empty_database())
+    try:
+        yield ["--database-url", dsn_for(database), "--database-schema", SERVER_SCHEMA]
+    finally:
+        asyncio.run(drop(database))
 
 
-def server_environment() -> dict[str, str]:
-    # The session's own HOPPER_* settings must not leak in: this server is in-memory.
-    env = {name: value for name, value in os.environ.items() if not name.startswith("HOPPER_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVER_SOURCE), env.get("PYTHONPATH")]))
-    return env
-
-
-def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    """Probe /health until it answers; fail at once if the server process dies."""
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"hopper exited with {process.returncode}:\n{log.read_text()}")
+@pytest.fixture(scope="session", params=STORES)
+def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a hopper server on a free port (relaxed timing), on each store in
+    turn, stopped with SIGTERM at the end of the session, which must exit 0."""
+    with tempfile.TemporaryDirectory() as scratch, store_options(request.param) as options:
+        server = start_hopper(*options, "--relaxed-timing", log=Path(scratch) / "hopper.log")
         try:
-            if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.05)  # the port is not open yet: probe again shortly
-    process.kill()
-    pytest.fail(f"hopper did not become healthy in {START_TIMEOUT}s:\n{log.read_text()}")
-
-
-@pytest.fixture(scope="session")
-def endpoint() -> Iterator[str]:
-    """The URL of a hopper server on a free port (in-memory store, relaxed timing),
-    stopped with SIGTERM at the end of the session, which must exit 0."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory() as scratch:
-        log = Path(scratch) / "hopper.log"
-        with log.open("wb") as output:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "hopper", "serve", "--port", str(port), "--relaxed-timing"],
-                env=server_environment(), stdout=output, stderr=subprocess.STDOUT,
-            )
-        try:
-            wait_until_healthy(process, url, log)
-            yield url
+            yield server.url
         finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-            try:
-                code = process.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                pytest.fail(f"hopper ignored SIGTERM:\n{log.read_text()}")
-        assert code == 0, f"hopper exited with {code}:\n{log.read_text()}"
+            code = server.stop()
+        assert code == 0, f"hopper exited with {code}:\n{server.output()}"
 
 
 @pytest.fixture(scope="session")
