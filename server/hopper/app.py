@@ -9,7 +9,7 @@ from starlette.applications import Starlette
 
 from hopper.core.service import QueueService
 from hopper.http import Handler, routes
-from hopper.settings import Settings
+from hopper.settings import Settings, load
 from hopper.store.base import QueueStore
 
 
@@ -39,6 +39,12 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
     app.state.service = service
     app.state.settings = settings
     return app
+
+
+def create_app_from_environment() -> Starlette:
+    """The app of one worker process of `hopper serve --workers N`: uvicorn imports it
+    by name in each worker, and the parent passed its settings as `HOPPER_*` variables."""
+    return create_app(load())
 
 
 def make_store(settings: Settings) -> QueueStore:

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import importlib.util
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -48,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--region")
     serve.add_argument("--max-body-bytes", type=int)
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--workers", type=int, help="server processes over one database (default 1)"
+    )
     # store_const with default None: an absent flag leaves the environment in charge.
     serve.add_argument(
         "--relaxed-timing", action="store_const", const=True,
@@ -92,6 +96,10 @@ def _serve(settings: Settings) -> int:
 
     from hopper.app import create_app
 
+    refusal = _workers_refusal(settings)
+    if refusal is not None:
+        print(f"hopper: {refusal}", file=sys.stderr)
+        return EXIT_UNUSABLE
     if settings.database_url is not None:
         # Checked before uvicorn starts, so an unreachable database is one clear line.
         if _migrated(settings) is None:
@@ -100,22 +108,56 @@ def _serve(settings: Settings) -> int:
         log.info("hopper: PostgreSQL store at %s schema %s", where, settings.database_schema)
     else:
         log.info("hopper: in-memory store (messages are lost on exit)")
-    app = create_app(settings)
     log.info("hopper: listening on http://%s:%d", settings.host, settings.port)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        loop="uvloop" if _importable("uvloop") else "auto",
-        http="httptools" if _importable("httptools") else "auto",
-        lifespan="on",
-    )
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "loop": "uvloop" if _importable("uvloop") else "auto",
+        "http": "httptools" if _importable("httptools") else "auto",
+        "lifespan": "on",
+    }
+    if settings.workers > 1:
+        return _serve_workers(settings, options)
+    config = uvicorn.Config(create_app(settings), **options)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to
     # the handler that was installed before it; a clean shutdown should exit 0 instead.
     for handled in (signal.SIGINT, signal.SIGTERM):
         signal.signal(handled, lambda *_: None)
     uvicorn.Server(config).run()
+    return 0
+
+
+def _workers_refusal(settings: Settings) -> str | None:
+    """Why `settings.workers` cannot be served, or None when it can."""
+    if settings.workers < 1:
+        return f"--workers must be at least 1, not {settings.workers}"
+    if settings.workers > 1 and settings.database_url is None:
+        # Each process would hold queues of its own: one queue service would look like
+        # N inconsistent ones, each answering a random share of the requests.
+        return (
+            f"--workers {settings.workers} needs --database-url (or HOPPER_DATABASE_URL):"
+            " the in-memory store lives inside one process and cannot be shared"
+        )
+    return None
+
+
+def _serve_workers(settings: Settings, options: dict[str, Any]) -> int:
+    """N uvicorn worker processes on one socket, supervised by this one (which restarts a
+    worker that dies). Each worker builds its app from the settings passed down as
+    `HOPPER_*` variables; the database was migrated once, above."""
+    import uvicorn
+
+    from hopper.settings import as_environment
+
+    os.environ.update(as_environment(settings))
+    # uvicorn's supervisor handles SIGINT/SIGTERM itself: it stops the workers and returns.
+    uvicorn.run(
+        "hopper.app:create_app_from_environment",
+        factory=True,
+        workers=settings.workers,
+        **options,
+    )
     return 0
 
 

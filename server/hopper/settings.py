@@ -21,6 +21,7 @@ class Settings:
     max_body_bytes: int = 8 * 1024 * 1024
     relaxed_timing: bool = False  # drop AWS's 60-second rules (for test suites)
     log_level: str = "info"
+    workers: int = 1  # server processes; more than one needs the database
 
 
 class SettingsError(ValueError):
@@ -48,6 +49,22 @@ def load(
         if text is not None:
             values[spec.name] = _parse(spec, text)
     return dataclasses.replace(Settings(), **values)
+
+
+def as_environment(settings: Settings) -> dict[str, str]:
+    """The `HOPPER_*` variables that `load` turns back into `settings`: how the worker
+    processes of `hopper serve --workers N` get the settings their parent was given."""
+    environ = {}
+    for spec in fields(Settings):
+        value = getattr(settings, spec.name)
+        if value is None:
+            continue  # None is every optional setting's default
+        name = "HOPPER_" + spec.name.upper()
+        if isinstance(value, bool):
+            environ[name] = "1" if value else "0"
+        else:
+            environ[name] = str(value)
+    return environ
 
 
 def _parse(spec: dataclasses.Field[Any], text: str) -> Any:
