@@ -19,6 +19,7 @@ from hopper.core.clock import Clock
 from hopper.core.errors import (
     InvalidParameter,
     InvalidParameterRule,
+    QueueError,
     QueueNotFound,
     ResourceNotFound,
 )
@@ -172,7 +173,12 @@ class MoveTasks:
 
     async def _run(self, task: MoveTask) -> None:
         while task.status.active:
-            task = await self.step(task)
+            try:
+                task = await self.step(task)
+            except QueueError:
+                # The store is unavailable: stop renewing the lease. The task stays
+                # active, and a housekeeping round takes it over once the lease ran out.
+                return
             # The rate is per second: a batch of n messages takes n / rate seconds.
             rate = task.max_per_second
             await asyncio.sleep(0.0 if rate is None else min(rate, BATCH_LIMIT) / rate)
