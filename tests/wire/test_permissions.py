@@ -284,6 +284,23 @@ async def test_kms_and_sqs_managed_encryption_together_are_an_invalid_attribute_
     assert error.name == "InvalidAttributeName"
 
 
+async def test_a_kms_key_set_later_turns_sqs_managed_encryption_off_until_removed(service):
+    await new_queue(service, SqsManagedSseEnabled="true")
+    await call(
+        service, "SetQueueAttributes", {"QueueUrl": URL, "Attributes": {"KmsMasterKeyId": "k"}}
+    )
+    assert await get(service, "KmsMasterKeyId", "SqsManagedSseEnabled") == {
+        "KmsMasterKeyId": "k",
+        "SqsManagedSseEnabled": "false",
+    }
+    await call(
+        service, "SetQueueAttributes", {"QueueUrl": URL, "Attributes": {"KmsMasterKeyId": ""}}
+    )
+    assert await get(service, "KmsMasterKeyId", "SqsManagedSseEnabled") == {
+        "SqsManagedSseEnabled": "true"
+    }
+
+
 async def test_a_new_queue_reports_sqs_managed_encryption(service):
     await new_queue(service)
     assert await get(service, "SqsManagedSseEnabled") == {"SqsManagedSseEnabled": "true"}
