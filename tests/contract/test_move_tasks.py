@@ -7,6 +7,8 @@ only records the task)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from hopper.core.clock import FakeClock
@@ -463,3 +465,33 @@ async def test_an_orphaned_cancelling_task_is_taken_over_and_finishes_cancelled(
     assert resumed.status is MoveTaskStatus.CANCELLING
     assert (await after_restart.step(resumed)).status is MoveTaskStatus.CANCELLED
     assert await after_restart.resume_orphans() == []
+
+
+async def test_concurrent_claims_split_the_orphaned_tasks_without_overlap(
+    service: QueueService, store: QueueStore, clock: FakeClock
+) -> None:
+    started = set()
+    for n in range(4):
+        dlq = await make_queue(store, clock, f"dlq-{n}")
+        await make_queue(store, clock, f"source-{n}", dead_letter=DeadLetterRule(dlq, 1))
+        started.add((await service.move_tasks.start(dlq, None, None)).id)
+    clock.advance(LEASE_SECONDS)
+    lease = clock.time() + LEASE_SECONDS
+    claims = await asyncio.gather(
+        *[store.claim_move_tasks(lease_until=lease, now=clock.now()) for _ in range(3)]
+    )
+    claimed = [task.id for claim in claims for task in claim]
+    assert sorted(claimed) == sorted(started)
+
+
+async def test_concurrent_starts_on_one_source_record_one_task(
+    service: QueueService, store: QueueStore, clock: FakeClock
+) -> None:
+    _, dlq = await make_dead_letter_pair(store, clock)
+    outcomes = await asyncio.gather(
+        *[service.move_tasks.start(dlq, None, None) for _ in range(4)], return_exceptions=True
+    )
+    started = [o for o in outcomes if isinstance(o, MoveTask)]
+    assert len(started) == 1
+    assert all(isinstance(o, InvalidParameterRule) for o in outcomes if o not in started)
+    assert await store.list_move_tasks(dlq, limit=10) == started
