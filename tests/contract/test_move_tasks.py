@@ -495,3 +495,25 @@ async def test_concurrent_starts_on_one_source_record_one_task(
     assert len(started) == 1
     assert all(isinstance(o, InvalidParameterRule) for o in outcomes if o not in started)
     assert await store.list_move_tasks(dlq, limit=10) == started
+
+
+async def test_expired_dead_letters_are_not_moved_and_moved_ones_keep_their_age(
+    service: QueueService, store: QueueStore, clock: FakeClock
+) -> None:
+    dlq = await make_queue(store, clock, "dlq", message_retention_period=100.0)
+    await make_queue(store, clock, "source", dead_letter=DeadLetterRule(dlq, 1))
+    short = await make_queue(store, clock, "short", message_retention_period=60.0)
+    old, young = message("old"), message("young")
+    await send(store, clock, dlq, old)
+    clock.advance(50)
+    await send(store, clock, dlq, young)
+    clock.advance(50)  # "old" is past the dead-letter queue's retention now
+    task = await service.move_tasks.start(dlq, short, None)
+    assert task.to_move == 1
+    done = await service.move_tasks.step(task)
+    assert (done.status, done.moved) == (MoveTaskStatus.COMPLETED, 1)
+    # At the destination, retention still counts from the original send: "young" was
+    # sent 50 s ago and "short" keeps messages 60 s.
+    clock.advance(10)
+    assert await receive(store, clock, short) == []
+    assert await depth(store, clock, short) == 0
