@@ -55,6 +55,7 @@ async def notify_in_transaction(store: PostgresQueueStore, stop: float) -> int:
                 [None],
                 [None],
                 300.0,
+                None,  # no depth ceiling
             )
             await connection.execute("SELECT pg_notify('hopper_wakeup', $1)", "x 0/bench")
         sent += 1

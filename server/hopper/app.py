@@ -21,7 +21,12 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
         from hopper.wire.actions import ACTIONS
 
         actions = ACTIONS
-    service = QueueService(make_store(settings), enforce_timing_rules=not settings.relaxed_timing)
+    floor = settings.visibility_floor
+    service = QueueService(
+        make_store(settings),
+        enforce_timing_rules=not settings.relaxed_timing,
+        visibility_floor=None if floor is None else float(floor),
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -52,6 +52,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--workers", type=int, help="server processes over one database (default 1)"
     )
+    serve.add_argument(
+        "--visibility-floor", type=int, metavar="SECONDS",
+        help="raise shorter visibility timeouts to this (default: no floor)",
+    )
     # store_const with default None: an absent flag leaves the environment in charge.
     serve.add_argument(
         "--relaxed-timing", action="store_const", const=True,

@@ -68,7 +68,9 @@ async def _serve(
     except Exception:
         log.exception("hopper: request %s failed", ctx.request_id)
         return _response(_render_error(ctx.protocol, errors.internal_failure(), ctx.request_id))
-    return _response(_render_result(ctx.protocol, action, result, ctx.request_id))
+    rendered = _render_result(ctx.protocol, action, result, ctx.request_id)
+    rendered.headers.update(ctx.response_headers)
+    return _response(rendered)
 
 
 async def _dispatch(

@@ -22,10 +22,23 @@ class Settings:
     relaxed_timing: bool = False  # drop AWS's 60-second rules (for test suites)
     log_level: str = "info"
     workers: int = 1  # server processes; more than one needs the database
+    # Seconds: shorter visibility timeouts are raised to it (None: no floor).
+    visibility_floor: int | None = None
+
+    def __post_init__(self) -> None:
+        floor = self.visibility_floor
+        if floor is not None and not 1 <= floor <= MAX_VISIBILITY_FLOOR:
+            raise SettingsError(
+                f"the visibility floor must be 1 to {MAX_VISIBILITY_FLOOR} seconds, not {floor}"
+            )
 
 
 class SettingsError(ValueError):
     """A setting's value could not be understood (the message names it)."""
+
+
+# A floor can be at most SQS's longest visibility timeout (12 hours).
+MAX_VISIBILITY_FLOOR = 43_200
 
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -82,4 +95,9 @@ def _parse(spec: dataclasses.Field[Any], text: str) -> Any:
         return lowered in _TRUE
     if kind == "str | None":
         return text or None
+    if kind == "int | None":
+        try:
+            return int(text) if text.strip() else None
+        except ValueError:
+            raise SettingsError(f"{name} must be an integer, not {text!r}") from None
     return text

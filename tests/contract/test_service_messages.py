@@ -42,10 +42,15 @@ class CountingStore:
         return getattr(self._store, name)
 
     async def send(
-        self, key: Any, messages: Sequence[NewMessage], *, now: float | None
+        self,
+        key: Any,
+        messages: Sequence[NewMessage],
+        *,
+        now: float | None,
+        max_depth: int | None = None,
     ) -> list[SendResult]:
         self.sends.append([m.body for m in messages])
-        return await self._store.send(key, messages, now=now)
+        return await self._store.send(key, messages, now=now, max_depth=max_depth)
 
 
 async def test_send_of_exactly_the_maximum_size_passes_and_one_more_byte_fails(

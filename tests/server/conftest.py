@@ -49,9 +49,8 @@ def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
         assert code == 0, f"hopper exited with {code}:\n{server.output()}"
 
 
-@pytest.fixture(scope="session")
-def sqs(endpoint: str):
-    """A boto3 SQS client (JSON protocol) pointed at the live server."""
+def sqs_client(endpoint: str):
+    """A boto3 SQS client (JSON protocol) pointed at the server at `endpoint`."""
     return boto3.client(
         "sqs",
         endpoint_url=endpoint,
@@ -60,3 +59,9 @@ def sqs(endpoint: str):
         aws_secret_access_key="test",
         config=Config(retries={"total_max_attempts": 1}),
     )
+
+
+@pytest.fixture(scope="session")
+def sqs(endpoint: str):
+    """A boto3 SQS client (JSON protocol) pointed at the live server."""
+    return sqs_client(endpoint)

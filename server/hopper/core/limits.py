@@ -27,3 +27,11 @@ MAX_MOVE_TASK_RATE = 500
 MAX_MOVE_TASK_RESULTS = 10
 # RedriveAllowPolicy byQueue: at most this many source queue ARNs.
 MAX_REDRIVE_ALLOW_SOURCES = 10
+# In-flight messages per standard queue: AWS answers a short-poll ReceiveMessage with
+# OverLimit beyond this ("approximately 120,000"; a long poll just gets no messages).
+MAX_IN_FLIGHT_STANDARD = 120_000
+# A delivery's visibility can be extended to at most this many seconds after the
+# ReceiveMessage that made it ("the total visibility timeout", 12 hours).
+MAX_TOTAL_VISIBILITY_SECONDS = 43_200
+# hopper's Hopper.MaximumQueueDepth: the largest ceiling a queue may be given.
+MAX_QUEUE_DEPTH_SETTING = 2**31 - 1

@@ -50,6 +50,9 @@ class QueueConfig:
     fifo: bool = False
     content_based_deduplication: bool = False
     extra: Mapping[str, str] = field(default_factory=dict)
+    # hopper's depth ceiling: at most this many messages (visible, in flight, delayed);
+    # None (the default) is unbounded, as on AWS.
+    maximum_depth: int | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class SendResult:
     message_id: str
     sequence_number: int | None = None
     duplicate: bool = False
+    # Not enqueued: the queue was at the depth ceiling the send was given.
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,9 @@ class ReceiptOutcome(enum.Enum):
     SUPERSEDED = "superseded"
     # The lease ran out and the caller asked for expired receipts to be refused (FIFO).
     EXPIRED = "expired"
+    # change_visibility only: the new deadline would fall more than the allowed total
+    # after the delivery's receive; nothing changed.
+    BEYOND_LIMIT = "beyond_limit"
 
 
 @dataclass(frozen=True)

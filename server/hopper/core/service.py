@@ -18,12 +18,14 @@ from dataclasses import replace
 from typing import Any
 
 from hopper.core import limits, messages, pages, permissions, queues, redrive_allow
+from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import (
     BatchTooLong,
     InvalidAttributeValue,
     InvalidParameter,
     MessageNotAvailable,
+    OverLimit,
     PurgeInProgress,
     QueueDeletedRecently,
     QueueError,
@@ -70,11 +72,16 @@ class QueueService:
         enforce_timing_rules: bool = True,
         poll_fallback_seconds: float = 1.0,
         housekeeping_seconds: float = 5.0,
+        max_in_flight: int = limits.MAX_IN_FLIGHT_STANDARD,
+        visibility_floor: float | None = None,
     ) -> None:
         """`enforce_timing_rules` keeps AWS's 60-second rules (re-create after delete,
         purge interval); test suites that create and purge rapidly turn it off.
         `housekeeping_seconds` is the period of the background round started by
-        `start`: the retention sweep, and taking over orphaned move tasks."""
+        `start`: the retention sweep, and taking over orphaned move tasks.
+        `max_in_flight` is AWS's in-flight limit of standard queues (tests pass a small
+        one). `visibility_floor`, when set, raises every shorter visibility timeout
+        (requested or the queue's default) to it."""
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
@@ -82,6 +89,8 @@ class QueueService:
         self.poll_fallback_seconds = poll_fallback_seconds
         self.housekeeping_seconds = housekeeping_seconds
         self.move_tasks = MoveTasks(store, self.clock, self.wakeups.notify)
+        self.in_flight = InFlightGauge(max_in_flight, self.clock)
+        self.visibility_floor = visibility_floor
         self._housekeeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -177,6 +186,7 @@ class QueueService:
     async def delete_queue(self, key: QueueKey) -> None:
         if await self.store.delete_queue(key, now=self.clock.now()) is None:
             raise QueueNotFound(key)
+        self.in_flight.forget(key)
         # Long polls on the queue look again and end with QueueNotFound.
         self.wakeups.notify(key)
 
@@ -281,10 +291,15 @@ class QueueService:
     async def send(self, key: QueueKey, draft: MessageDraft) -> SendResult:
         """SendMessage. Raises MessageTooLong (body + attributes over the queue's
         MaximumMessageSize), InvalidParameter (delay out of range, too many attributes,
-        FIFO rules), InvalidMessageContents."""
+        FIFO rules), InvalidMessageContents, OverLimit (the queue holds its
+        maximum_depth of messages)."""
         record = await self.get_queue(key)
         message = messages.prepare(draft, record.config, _new_id())
-        [result] = await self.store.send(key, [message], now=self.clock.now())
+        [result] = await self.store.send(
+            key, [message], now=self.clock.now(), max_depth=record.config.maximum_depth
+        )
+        if result.refused:
+            raise _queue_full(key, record.config)
         self._wake_for([message], [result], key)
         return result
 
@@ -293,7 +308,11 @@ class QueueService:
     ) -> list[SendResult | QueueError]:
         """SendMessageBatch. Entry rules as `send`, per entry; the valid entries are
         enqueued together in one store call. Raises (for the whole call) TooManyEntries,
-        EmptyBatch, BatchTooLong (total payload over 1 MiB)."""
+        EmptyBatch, BatchTooLong (total payload over 1 MiB).
+
+        At the depth ceiling the entries that fit are sent, in order, and the others fail
+        alone with OverLimit: the batch answer AWS gives any entry it cannot take (AWS
+        itself has no depth ceiling: its backlog is unlimited)."""
         total = sum(messages.size(draft) for draft in drafts)
         if total > limits.MAX_MESSAGE_SIZE:
             raise BatchTooLong(total, limits.MAX_MESSAGE_SIZE)
@@ -305,11 +324,17 @@ class QueueService:
             except QueueError as error:
                 outcomes.append(error)
         valid = [outcome for outcome in outcomes if isinstance(outcome, NewMessage)]
-        sent = await self.store.send(key, valid, now=self.clock.now()) if valid else []
+        depth = record.config.maximum_depth
+        sent = (
+            await self.store.send(key, valid, now=self.clock.now(), max_depth=depth)
+            if valid
+            else []
+        )
         self._wake_for(valid, sent, key)
+        full = _queue_full(key, record.config)
         results = iter(sent)
         return [
-            next(results) if isinstance(outcome, NewMessage) else outcome
+            _refused_as(full, next(results)) if isinstance(outcome, NewMessage) else outcome
             for outcome in outcomes
         ]
 
@@ -320,17 +345,25 @@ class QueueService:
         max_messages: int = 1,
         visibility_timeout: float | None = None,
         wait_time: float | None = None,
+        adjustments: Adjustments | None = None,
     ) -> list[Delivery]:
         """ReceiveMessage. None means the queue's default. With a wait time, returns as
-        soon as any message can be delivered, or empty at the deadline. Raises
-        InvalidParameter for values out of range."""
+        soon as any message can be delivered, or empty at the deadline. A lease shorter
+        than the visibility floor is raised to it (noted in `adjustments`). Raises
+        InvalidParameter for values out of range, and OverLimit on a standard queue
+        holding max_in_flight messages in flight, when not long polling (as AWS: a long
+        poll just finds nothing until leases end)."""
         record = await self.get_queue(key)
         _check_receive(max_messages, visibility_timeout, wait_time)
         config = record.config
         lease = config.visibility_timeout if visibility_timeout is None else visibility_timeout
+        lease = floored(lease, self.visibility_floor, adjustments)
         wait = config.receive_message_wait_time_seconds if wait_time is None else wait_time
         if wait <= 0:
-            return await self._claim(key, config, max_messages, lease)
+            deliveries = await self._claim(key, config, max_messages, lease)
+            if not deliveries and await self._in_flight_room(key) == 0:
+                raise OverLimit(_TOO_MANY_IN_FLIGHT)
+            return deliveries
         return await self._long_poll(key, config, max_messages, lease, wait)
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
@@ -346,33 +379,48 @@ class QueueService:
         results = await self.store.delete(
             key, receipts, refuse_expired=key.is_fifo, now=self.clock.now()
         )
+        self.in_flight.released(key, sum(r.outcome is ReceiptOutcome.OK for r in results))
         if key.is_fifo and any(r.outcome is ReceiptOutcome.OK for r in results):
             # Deleting a FIFO message unlocks its group: the next one may be receivable.
             self.wakeups.notify(key)
         pairs = zip(receipts, results, strict=True)
         return [_delete_error(receipt, result) for receipt, result in pairs]
 
-    async def change_visibility(self, key: QueueKey, change: VisibilityChange) -> None:
+    async def change_visibility(
+        self, key: QueueKey, change: VisibilityChange, adjustments: Adjustments | None = None
+    ) -> None:
         """ChangeMessageVisibility. Raises StaleReceipt, ReceiptExpired (FIFO),
-        MessageNotAvailable (message gone), InvalidParameter (timeout out of range)."""
-        [error] = await self.change_visibility_batch(key, [change])
+        MessageNotAvailable (message gone), InvalidParameter (timeout out of range, or
+        a lease reaching more than 12 hours past its delivery's receive: AWS's total
+        visibility limit, counted from the receive of this delivery as AWS documents).
+        A timeout shorter than the visibility floor is raised to it, a release (0)
+        included, and noted in `adjustments`."""
+        [error] = await self.change_visibility_batch(key, [change], adjustments)
         if error is not None:
             raise error
 
     async def change_visibility_batch(
-        self, key: QueueKey, changes: Sequence[VisibilityChange]
+        self,
+        key: QueueKey,
+        changes: Sequence[VisibilityChange],
+        adjustments: Adjustments | None = None,
     ) -> list[None | QueueError]:
         outcomes: list[VisibilityChange | QueueError] = []
         for change in changes:
             try:
                 _check_visibility_timeout(change.timeout)
-                outcomes.append(change)
+                timeout = floored(change.timeout, self.visibility_floor, adjustments)
+                outcomes.append(replace(change, timeout=timeout))
             except QueueError as error:
                 outcomes.append(error)
         valid = [outcome for outcome in outcomes if isinstance(outcome, VisibilityChange)]
         results = iter(
             await self.store.change_visibility(
-                key, valid, refuse_expired=key.is_fifo, now=self.clock.now()
+                key,
+                valid,
+                refuse_expired=key.is_fifo,
+                now=self.clock.now(),
+                max_total=float(limits.MAX_TOTAL_VISIBILITY_SECONDS),
             )
             if valid
             else await self._no_changes(key)
@@ -394,6 +442,7 @@ class QueueService:
             if last is not None and self.clock.time() - last < limits.PURGE_INTERVAL_SECONDS:
                 raise PurgeInProgress(key)
         await self.store.purge(key, now=self.clock.now())
+        self.in_flight.forget(key)
 
     # --- rules that need the store ---------------------------------------------------
 
@@ -430,13 +479,31 @@ class QueueService:
     async def _claim(
         self, key: QueueKey, config: QueueConfig, max_messages: int, lease: float
     ) -> list[Delivery]:
+        """Claim up to max_messages, fewer when the in-flight limit leaves less room
+        (none at all at the limit)."""
+        room = await self._in_flight_room(key)
+        if room == 0:
+            return []
         deliveries = await self.store.receive(
-            key, max_messages=max_messages, visibility_timeout=lease, now=self.clock.now()
+            key, max_messages=min(max_messages, room), visibility_timeout=lease,
+            now=self.clock.now(),
         )
+        self.in_flight.claimed(key, len(deliveries))
         if config.dead_letter is not None:
             # The claim may have moved messages there: a hint for its waiters.
             self.wakeups.notify(config.dead_letter.target)
         return deliveries
+
+    async def _in_flight_room(self, key: QueueKey) -> int:
+        """How many more messages may go in flight: AWS's limit applies to standard
+        queues only (a FIFO queue at its own limit answers no error, just nothing)."""
+        if key.is_fifo:
+            return limits.MAX_RECEIVE_MESSAGES
+
+        async def measure() -> int:
+            return (await self.store.stats(key, now=self.clock.now())).in_flight
+
+        return await self.in_flight.room(key, measure)
 
     async def _long_poll(
         self, key: QueueKey, config: QueueConfig, max_messages: int, lease: float, wait: float
@@ -532,7 +599,32 @@ def _visibility_error(change: VisibilityChange, result: ReceiptResult) -> QueueE
     """ChangeMessageVisibility's answer: unlike delete, a message that is gone fails."""
     if result.outcome is ReceiptOutcome.GONE:
         return MessageNotAvailable(change.receipt)
+    if result.outcome is ReceiptOutcome.BEYOND_LIMIT:
+        return InvalidParameter(
+            "VisibilityTimeout",
+            messages.number_text(change.timeout),
+            "Total VisibilityTimeout for the message is beyond the limit "
+            f"[{limits.MAX_TOTAL_VISIBILITY_SECONDS} seconds]",
+        )
     return _delete_error(change.receipt, result)
+
+
+# AWS's text for a receive at the in-flight limit (seen in an AWS error response).
+_TOO_MANY_IN_FLIGHT = (
+    "Too many messages have been received without being deleted.\nPlease delete your "
+    "received messages or let them timeout before receiving more."
+)
+
+
+def _queue_full(key: QueueKey, config: QueueConfig) -> OverLimit:
+    return OverLimit(
+        f"Queue {key.name} holds its maximum depth of {config.maximum_depth} messages: "
+        "receive and delete some before sending more."
+    )
+
+
+def _refused_as(full: OverLimit, result: SendResult) -> SendResult | QueueError:
+    return full if result.refused else result
 
 
 def _current(result: ReceiptResult) -> int:

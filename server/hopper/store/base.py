@@ -102,10 +102,20 @@ class QueueStore(Protocol):
     # --- messages -------------------------------------------------------------------
 
     async def send(
-        self, key: QueueKey, messages: Sequence[NewMessage], *, now: float | None
+        self,
+        key: QueueKey,
+        messages: Sequence[NewMessage],
+        *,
+        now: float | None,
+        max_depth: int | None = None,
     ) -> list[SendResult]:
         """Enqueue all messages in one atomic step (all or none), in order. A message is
-        receivable from now + its `delay`. On a FIFO queue each message gets a sequence
+        receivable from now + its `delay`. With `max_depth`, only the first
+        max(0, max_depth - depth) messages are considered, depth being the queue's
+        unexpired messages (visible, in flight, delayed) as the step sees them; the
+        others are not enqueued nor deduplicated and their results say `refused`
+        (Postgres: concurrent sends do not see each other, so the queue may pass the
+        ceiling by what they add together). On a FIFO queue each message gets a sequence
         number strictly greater than every earlier one of the queue; a message whose
         deduplication id (scoped to the queue) was sent within the last 300 seconds is
         not enqueued again and its result names the original message (duplicate=True),
@@ -158,10 +168,13 @@ class QueueStore(Protocol):
         *,
         refuse_expired: bool,
         now: float | None,
+        max_total: float | None = None,
     ) -> list[ReceiptResult]:
         """Make each message visible again at now + timeout, guarded by its token as in
         `delete`. The token and the receive count are unchanged. Same outcomes as
-        `delete`. Raises QueueNotFound."""
+        `delete`, and with `max_total`: BEYOND_LIMIT (nothing changed) when now + timeout
+        is more than `max_total` seconds after the receive that made the delivery.
+        Raises QueueNotFound."""
         ...
 
     async def purge(self, key: QueueKey, *, now: float | None) -> int:

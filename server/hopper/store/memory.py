@@ -41,6 +41,8 @@ class _Message:
     token: int = 0
     receive_count: int = 0
     first_received_at: float | None = None
+    # When the current delivery was made (the 12-hour total visibility counts from it).
+    received_at: float | None = None
 
     def in_flight(self, now: float) -> bool:
         return self.receive_count > 0 and self.visible_at > now
@@ -179,12 +181,23 @@ class MemoryQueueStore:
     # --- messages -------------------------------------------------------------------
 
     async def send(
-        self, key: QueueKey, messages: Sequence[NewMessage], *, now: float | None
+        self,
+        key: QueueKey,
+        messages: Sequence[NewMessage],
+        *,
+        now: float | None,
+        max_depth: int | None = None,
     ) -> list[SendResult]:
         queue = self._queue(key)
         at = self._now(now)
+        room = len(messages) if max_depth is None else max(max_depth - len(queue.live(at)), 0)
         # Nothing below can fail, so the batch is all or none.
-        return [self._enqueue(queue, message, at) for message in messages]
+        return [
+            self._enqueue(queue, message, at)
+            if index < room
+            else SendResult(message.id, refused=True)
+            for index, message in enumerate(messages)
+        ]
 
     def _enqueue(self, queue: _Queue, message: NewMessage, now: float) -> SendResult:
         dedup_id = message.deduplication_id if queue.record.config.fifo else None
@@ -272,6 +285,7 @@ class MemoryQueueStore:
         if message.first_received_at is None:
             message.first_received_at = now
         message.visible_at = now + visibility_timeout
+        message.received_at = now
         return Delivery(
             message=message.stored,
             token=message.token,
@@ -305,6 +319,7 @@ class MemoryQueueStore:
         *,
         refuse_expired: bool,
         now: float | None,
+        max_total: float | None = None,
     ) -> list[ReceiptResult]:
         queue = self._queue(key)
         at = self._now(now)
@@ -312,7 +327,14 @@ class MemoryQueueStore:
         for change in changes:
             result = self._check(queue, change.receipt, refuse_expired=refuse_expired, now=at)
             if result.outcome is ReceiptOutcome.OK:
-                queue.messages[change.receipt.message_id].visible_at = at + change.timeout
+                message = queue.messages[change.receipt.message_id]
+                received = message.received_at
+                if max_total is not None and received is not None and (
+                    at + change.timeout - received > max_total
+                ):
+                    result = ReceiptResult(ReceiptOutcome.BEYOND_LIMIT)
+                else:
+                    message.visible_at = at + change.timeout
             results.append(result)
         return results
 

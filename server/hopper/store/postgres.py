@@ -201,12 +201,17 @@ class PostgresQueueStore:
     # --- messages -------------------------------------------------------------------
 
     async def send(
-        self, key: QueueKey, messages: Sequence[NewMessage], *, now: float | None
+        self,
+        key: QueueKey,
+        messages: Sequence[NewMessage],
+        *,
+        now: float | None,
+        max_depth: int | None = None,
     ) -> list[SendResult]:
         unique, positions = _first_uses(messages) if key.is_fifo else (list(messages), None)
         with _translated(key):
-            results = await self._send_unique(key, unique, now)
-        if self.listener is not None and any(not r.duplicate for r in results):
+            results = await self._send_unique(key, unique, now, max_depth)
+        if self.listener is not None and any(not (r.duplicate or r.refused) for r in results):
             self.listener.poke(key)
         if positions is None:
             return results
@@ -216,7 +221,11 @@ class PostgresQueueStore:
         ]
 
     async def _send_unique(
-        self, key: QueueKey, messages: Sequence[NewMessage], now: float | None
+        self,
+        key: QueueKey,
+        messages: Sequence[NewMessage],
+        now: float | None,
+        max_depth: int | None,
     ) -> list[SendResult]:
         rows = await self._db.fetch(
             self._sql["send_messages"],
@@ -231,6 +240,7 @@ class PostgresQueueStore:
             [m.group_id for m in messages],
             [m.deduplication_id for m in messages],
             float(limits.DEDUPLICATION_WINDOW_SECONDS),
+            max_depth,
         )
         if not messages:
             await self._require_queue(key)
@@ -242,6 +252,8 @@ class PostgresQueueStore:
     async def _send_result(
         self, key: QueueKey, row: asyncpg.Record, message: NewMessage
     ) -> SendResult:
+        if row["refused"]:
+            return SendResult(message.id, refused=True)
         if not row["duplicate"]:
             return SendResult(message.id, sequence_number=row["sequence_number"])
         if row["message_id"] is not None:
@@ -328,6 +340,7 @@ class PostgresQueueStore:
         *,
         refuse_expired: bool,
         now: float | None,
+        max_total: float | None = None,
     ) -> list[ReceiptResult]:
         receipts = [c.receipt for c in changes]
         with _translated(key):
@@ -340,6 +353,7 @@ class PostgresQueueStore:
                 [_bounded(r.token) for r in receipts],
                 [float(c.timeout) for c in changes],
                 refuse_expired,
+                max_total,
             )
             results = await self._classify_all(key, receipts, rows, refuse_expired)
         # A lease cut short makes a message receivable before the deadline other
@@ -361,7 +375,14 @@ class PostgresQueueStore:
         if rows[0]["queue_id"] is None:
             raise QueueNotFound(key)
         results = [
-            classify(r.token, row["done"], row["current_token"], row["lapsed"], refuse_expired)
+            classify(
+                r.token,
+                row["done"],
+                row["current_token"],
+                row["lapsed"],
+                refuse_expired,
+                beyond=row.get("beyond", False),
+            )
             for r, row in zip(receipts, rows, strict=True)
         ]
         pairs = list(zip(receipts, results, strict=True))
@@ -516,6 +537,8 @@ def classify(
     current: int | None,
     lapsed: bool | None,
     refuse_expired: bool,
+    *,
+    beyond: bool = False,
 ) -> ReceiptResult | None:
     """The outcome of one receipt, from the statement's facts: whether the guarded write
     happened, and the message's token and lease as they were before it. None when the
@@ -530,6 +553,8 @@ def classify(
         return ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=current)
     if refuse_expired and lapsed:
         return ReceiptResult(ReceiptOutcome.EXPIRED)
+    if beyond:
+        return ReceiptResult(ReceiptOutcome.BEYOND_LIMIT)
     return None
 
 
@@ -584,6 +609,9 @@ def _first_uses(
 
 
 def _as_duplicate(result: SendResult) -> SendResult:
+    # A repeat of a send refused at the depth ceiling is refused with it.
+    if result.refused:
+        return result
     return SendResult(result.message_id, result.sequence_number, duplicate=True)
 
 

@@ -37,6 +37,7 @@ def config_json(config: QueueConfig) -> dict[str, Any]:
         "fifo": config.fifo,
         "content_based_deduplication": config.content_based_deduplication,
         "extra": dict(config.extra),
+        "maximum_depth": config.maximum_depth,
     }
     rule = config.dead_letter
     if rule is not None:
@@ -62,6 +63,8 @@ def config_from(data: Mapping[str, Any]) -> QueueConfig:
         fifo=data["fifo"],
         content_based_deduplication=data["content_based_deduplication"],
         extra=data["extra"],
+        # Configs stored before the depth ceiling existed have no key: unbounded.
+        maximum_depth=data.get("maximum_depth"),
     )
 
 

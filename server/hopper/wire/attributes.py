@@ -91,6 +91,17 @@ def _one_of(*choices: str) -> Callable[[str, str], str]:
     return parse
 
 
+def _depth(name: str, text: str) -> int | None:
+    """Hopper.MaximumQueueDepth: a positive count sets the ceiling; 0 or an empty text
+    removes it."""
+    if text.strip() == "":
+        return None
+    return _integer(0, limits.MAX_QUEUE_DEPTH_SETTING)(name, text) or None
+
+
+# hopper's depth ceiling, a settable extension attribute (see the operator ones below).
+MAXIMUM_QUEUE_DEPTH = "Hopper.MaximumQueueDepth"
+
 _SETTINGS: dict[str, _Setting] = {
     "VisibilityTimeout": _Setting("visibility_timeout", _seconds(0, limits.MAX_VISIBILITY_TIMEOUT)),
     "MaximumMessageSize": _Setting(
@@ -117,6 +128,7 @@ _SETTINGS: dict[str, _Setting] = {
     "FifoThroughputLimit": _Setting(
         "extra", _one_of("perQueue", "perMessageGroupId"), fifo_only=True
     ),
+    MAXIMUM_QUEUE_DEPTH: _Setting("maximum_depth", _depth),
 }
 
 _READ_ONLY = (
@@ -319,8 +331,9 @@ OPERATOR_ATTRIBUTE_NAMES = (
     REDELIVERED_MESSAGES,
     REDELIVERIES,
     DEAD_LETTER_QUEUE_DEPTH,
+    MAXIMUM_QUEUE_DEPTH,
 )
-_FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {DEAD_LETTER_QUEUE_DEPTH}
+_FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {DEAD_LETTER_QUEUE_DEPTH, MAXIMUM_QUEUE_DEPTH}
 
 
 def check_queue_attribute_names(names: Iterable[str]) -> list[str]:
@@ -399,6 +412,8 @@ def _all_values(
         values["ApproximateNumberOfMessagesDelayed"] = str(stats.delayed)
     if config.dead_letter is not None:
         values["RedrivePolicy"] = redrive_policy_text(ctx, config.dead_letter)
+    if config.maximum_depth is not None:
+        values[MAXIMUM_QUEUE_DEPTH] = str(config.maximum_depth)
     values.update(config.extra)
     if values.get("KmsMasterKeyId"):
         # One encryption at a time: a KMS key set later turns SQS-managed encryption off

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hopper.core.model import QueueKey
 
@@ -23,3 +23,6 @@ class RequestContext:
     path_queue: QueueKey | None
     trace_header: str | None  # the X-Amzn-Trace-Id request header, if any
     request_id: str  # a fresh uuid4 per request
+    # Extension headers a handler adds to its successful answer (hopper's own, such as
+    # x-hopper-visibility-floor); SDKs ignore headers they do not know.
+    response_headers: dict[str, str] = field(default_factory=dict)

@@ -68,18 +68,34 @@ ORDER BY name COLLATE "C", account COLLATE "C";
 
 -- name: send_messages
 -- $4.. are parallel arrays, one element per message, in send order ($6: JSON texts,
--- since asyncpg would read a jsonb[] of JSON arrays as a deeper array).
+-- since asyncpg would read a jsonb[] of JSON arrays as a deeper array). $12: the depth
+-- ceiling, or NULL (then the queue's messages are not counted at all).
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue (no row: nothing is sent, and the result says so)
 q AS (
-    SELECT id, (config ->> 'fifo')::boolean AS fifo FROM queues
+    SELECT id, (config ->> 'fifo')::boolean AS fifo,
+           t.now - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues CROSS JOIN t
     WHERE account = $1 AND name = $2
 ),
--- the batch, numbered in send order
+-- how many of the batch fit under the ceiling: its unexpired messages are counted, at
+-- most $12 of them (a CASE runs the count only with a ceiling); concurrent sends do not
+-- see each other's rows, so together they may pass it (no lock on the send path)
+room AS (
+    SELECT CASE WHEN $12::int8 IS NULL THEN NULL ELSE $12::int8 - (
+        SELECT count(*) FROM (
+            SELECT 1 FROM messages m
+            WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q)
+            LIMIT $12::int8
+        ) d
+    ) END AS n
+),
+-- the batch, numbered in send order; the entries beyond the room are refused
 input AS (
-    SELECT * FROM unnest(
+    SELECT i.*, room.n IS NULL OR i.ord <= room.n AS admitted FROM unnest(
         $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[], $10::text[]
     ) WITH ORDINALITY AS i (id, body, attributes, trace_header, delay, group_id, dedup_id, ord)
+    CROSS JOIN room
 ),
 -- FIFO: take each deduplication id unless a live (unexpired) holder exists; the rows
 -- returned are the messages that are really enqueued, with their sequence numbers
@@ -88,7 +104,7 @@ claimed AS (
     SELECT q.id, coalesce(i.dedup_id, i.id), i.id, nextval('fifo_sequence_numbers'),
            t.now + $11::float8
     FROM input i, q, t
-    WHERE q.fifo
+    WHERE q.fifo AND i.admitted
     ORDER BY i.ord
     ON CONFLICT (queue_id, dedup_id) DO UPDATE
         SET message_id = excluded.message_id,
@@ -105,21 +121,23 @@ stored AS (
            i.group_id, CASE WHEN q.fifo THEN i.dedup_id END, c.sequence_number
     FROM input i CROSS JOIN q CROSS JOIN t
     LEFT JOIN claimed c ON c.message_id = i.id
-    WHERE NOT q.fifo OR c.message_id IS NOT NULL
+    WHERE i.admitted AND (NOT q.fifo OR c.message_id IS NOT NULL)
     ORDER BY i.ord
     RETURNING id
 )
 SELECT i.ord,
        (SELECT id FROM q) AS queue_id,
+       NOT i.admitted AS refused,
        coalesce(c.message_id, f.message_id) AS message_id,
        coalesce(c.sequence_number, f.sequence_number) AS sequence_number,
-       coalesce((SELECT fifo FROM q), false) AND c.message_id IS NULL AS duplicate
+       coalesce((SELECT fifo FROM q), false) AND i.admitted AND c.message_id IS NULL
+           AS duplicate
 FROM input i
 LEFT JOIN claimed c ON c.message_id = i.id
 -- the live holder of a duplicate's deduplication id, as it was before this statement
 LEFT JOIN fifo_dedup f
     ON f.queue_id = (SELECT id FROM q) AND f.dedup_id = coalesce(i.dedup_id, i.id)
-    AND c.message_id IS NULL
+    AND c.message_id IS NULL AND i.admitted
 ORDER BY i.ord;
 
 -- name: dedup_holder
@@ -208,7 +226,8 @@ claimed AS (
     SET receive_count = m.receive_count + 1,
         token = nextval('fencing_tokens'),
         visible_at = q.now + $5::float8,
-        first_received_at = coalesce(m.first_received_at, q.now)
+        first_received_at = coalesce(m.first_received_at, q.now),
+        received_at = q.now
     FROM picked p, q
     WHERE m.queue_id = p.queue_id AND m.id = p.id
       AND NOT (q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count)
@@ -274,12 +293,15 @@ changed AS (
       AND m.token = r.token AND m.token > 0
       AND m.sent_at > (SELECT horizon FROM q)
       AND NOT ($7::boolean AND m.visible_at <= (SELECT now FROM q))
+      -- $8: the longest a lease may reach after its delivery's receive, or NULL
+      AND NOT coalesce((SELECT now FROM q) + r.timeout - m.received_at > $8::float8, false)
     RETURNING m.id, m.token
 )
 SELECT r.ord, (SELECT id FROM q) AS queue_id,
        (r.id, r.token) IN (SELECT id, token FROM changed) AS done,
        m.token AS current_token,
-       m.visible_at <= (SELECT now FROM q) AS lapsed
+       m.visible_at <= (SELECT now FROM q) AS lapsed,
+       coalesce((SELECT now FROM q) + r.timeout - m.received_at > $8::float8, false) AS beyond
 FROM r
 -- each message as it was before this statement (the facts for the classification)
 LEFT JOIN messages m

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hopper.core.bounds import Adjustments
 from hopper.core.errors import QueueError
 from hopper.core.model import QueueKey, Receipt, VisibilityChange
 from hopper.core.service import QueueService
-from hopper.wire import validate
+from hopper.wire import adjustments, validate
 from hopper.wire.actions.batches import batch_result, failure
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, missing_parameter
@@ -42,7 +43,9 @@ async def change_message_visibility(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
-    await service.change_visibility(key, _change(key, params))
+    adjusted = Adjustments()
+    await service.change_visibility(key, _change(key, params), adjusted)
+    adjustments.tell(ctx, adjusted)
     return {}
 
 
@@ -64,9 +67,13 @@ async def change_message_visibility_batch(
     entries = validate.batch_entries(params, "ChangeMessageVisibilityBatchRequestEntry")
     decoded = [_each(lambda entry: _change(key, entry), entry) for entry in entries]
     valid = [item for item in decoded if isinstance(item, VisibilityChange)]
+    adjusted = Adjustments()
     results = (
-        await service.change_visibility_batch(key, valid) if valid else await _none(service, key)
+        await service.change_visibility_batch(key, valid, adjusted)
+        if valid
+        else await _none(service, key)
     )
+    adjustments.tell(ctx, adjusted)
     return _answer(entries, decoded, results, VisibilityChange)
 
 

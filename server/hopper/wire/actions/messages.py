@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hopper.core.bounds import Adjustments
 from hopper.core.errors import QueueError
 from hopper.core.model import Delivery, MessageDraft, QueueKey, SendResult
 from hopper.core.service import QueueService
-from hopper.wire import attributes, digests, validate
+from hopper.wire import adjustments, attributes, digests, validate
 from hopper.wire.actions.batches import batch_result, failure
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, missing_parameter
@@ -104,12 +105,15 @@ async def receive_message(
     # ReceiveRequestAttemptId is accepted and read (FIFO retries may use it later).
     validate.as_str(params, "ReceiveRequestAttemptId")
     count = validate.as_int(params, "MaxNumberOfMessages")
+    adjusted = Adjustments()
     deliveries = await service.receive(
         key,
         max_messages=1 if count is None else count,
         visibility_timeout=None if visibility is None else float(visibility),
         wait_time=None if wait is None else float(wait),
+        adjustments=adjusted,
     )
+    adjustments.tell(ctx, adjusted)
     if not deliveries:
         return {}  # AWS sends no Messages member when nothing was received
     system_names = validate.as_str_list(params, "AttributeNames") + validate.as_str_list(
