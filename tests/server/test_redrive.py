@@ -175,3 +175,19 @@ def test_a_label_used_twice_is_refused(sqs):
     with pytest.raises(ClientError) as caught:
         sqs.add_permission(**params)
     assert caught.value.response["Error"]["Code"] == "InvalidParameterValue"
+
+
+def test_operator_attributes_answer_in_one_call_and_never_for_all(sqs):
+    _, dlq_arn = queue_with_arn(sqs, unique("dlq"))
+    policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5})
+    url, _ = queue_with_arn(sqs, unique("watched"), RedrivePolicy=policy)
+    sqs.send_message(QueueUrl=url, MessageBody="retried")
+    for _ in range(2):
+        assert len(receive(sqs, url, VisibilityTimeout=0)) == 1
+    values = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Hopper.All"])["Attributes"]
+    assert values["Hopper.ApproximateNumberOfRedeliveredMessages"] == "1"
+    assert values["Hopper.ApproximateNumberOfRedeliveries"] == "1"
+    assert values["Hopper.DeadLetterQueueDepth"] == "0"
+    assert int(values["Hopper.ApproximateAgeOfOldestVisibleMessage"]) >= 0
+    every = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert not [name for name in every if name.startswith("Hopper.")]
