@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from .query_client import QueryClient
+
 # A move task runs in the server's background; the tests wait for its end by asking
 # ListMessageMoveTasks, at most this long.
 TASK_DEADLINE = 20.0
@@ -191,3 +193,31 @@ def test_operator_attributes_answer_in_one_call_and_never_for_all(sqs):
     assert int(values["Hopper.ApproximateAgeOfOldestVisibleMessage"]) >= 0
     every = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
     assert not [name for name in every if name.startswith("Hopper.")]
+
+
+def test_move_tasks_and_permissions_answer_in_the_query_protocol(sqs, endpoint):
+    dlq_url, dlq_arn = queue_with_arn(sqs, unique("dlq"))
+    policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 1})
+    queue_with_arn(sqs, unique("source"), RedrivePolicy=policy)
+    with QueryClient(endpoint) as query:
+        started = query.call("StartMessageMoveTask", {"SourceArn": dlq_arn})
+        assert started.status == 200, started.text
+        assert started.result["TaskHandle"]
+        finished_task(sqs, dlq_arn)
+        listed = query.call("ListMessageMoveTasks", {"SourceArn": dlq_arn})
+        assert listed.status == 200, listed.text
+        entry = listed.result["ListMessageMoveTasksResultEntry"]
+        assert (entry["Status"], entry["SourceArn"]) == ("COMPLETED", dlq_arn)
+        assert entry["ApproximateNumberOfMessagesMoved"] == "0"
+        added = query.call(
+            "AddPermission",
+            {"QueueUrl": dlq_url, "Label": "l", "AWSAccountId.1": "111111111111",
+             "ActionName.1": "SendMessage"},
+        )
+        assert added.status == 200, added.text
+        garbage = query.call("CancelMessageMoveTask", {"TaskHandle": "garbage"})
+        assert garbage.status == 400
+        assert garbage.error is not None and garbage.error["Code"] == "InvalidParameterValue"
+    text = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["Policy"])["Attributes"]
+    [statement] = json.loads(text["Policy"])["Statement"]
+    assert (statement["Sid"], statement["Action"]) == ("l", "SQS:SendMessage")
