@@ -517,3 +517,33 @@ async def test_expired_dead_letters_are_not_moved_and_moved_ones_keep_their_age(
     clock.advance(10)
     assert await receive(store, clock, short) == []
     assert await depth(store, clock, short) == 0
+
+
+async def test_a_closing_process_hands_its_running_tasks_back_at_once(
+    service: QueueService, store: QueueStore, clock: FakeClock
+) -> None:
+    _, dlq = await make_dead_letter_pair(store, clock)
+    elsewhere = await make_queue(store, clock, "elsewhere")
+    for _ in range(3):
+        await send(store, clock, dlq)
+    task = await service.move_tasks.start(dlq, elsewhere, 1)
+    service.move_tasks.spawn(task)
+    await service.move_tasks.close()
+    # No need to wait out the lease: the next process claims the task right away.
+    [claimed] = await store.claim_move_tasks(lease_until=clock.time() + 1, now=clock.now())
+    assert (claimed.id, claimed.status) == (task.id, MoveTaskStatus.RUNNING)
+
+
+async def test_a_cancelled_task_ends_cancelled_when_its_process_closes(
+    service: QueueService, store: QueueStore, clock: FakeClock
+) -> None:
+    _, dlq = await make_dead_letter_pair(store, clock)
+    elsewhere = await make_queue(store, clock, "elsewhere")
+    for _ in range(3):
+        await send(store, clock, dlq)
+    task = await service.move_tasks.start(dlq, elsewhere, 1)
+    service.move_tasks.spawn(task)
+    await service.move_tasks.cancel(task.id, dlq)
+    await service.move_tasks.close()
+    ended = await store.get_move_task(task.id)
+    assert ended is not None and ended.status is MoveTaskStatus.CANCELLED

@@ -161,15 +161,23 @@ class MoveTasks:
         return claimed
 
     async def close(self) -> None:
-        """Stop every runner of this process. Their tasks stay active in the store, with
-        leases that run out: another process, or this one restarted, resumes them."""
-        runners = list(self._running.values())
-        for runner in runners:
+        """Stop every runner of this process. Their tasks stay active in the store and
+        their leases are handed back (end now), so another process, or this one
+        restarted, resumes them in its next housekeeping round. Were the store down,
+        the leases simply run out."""
+        runners = dict(self._running)
+        for runner in runners.values():
             runner.cancel()
-        for runner in runners:
+        for runner in runners.values():
             with contextlib.suppress(asyncio.CancelledError):
                 await runner
         self._running.clear()
+        for task_id in runners:
+            # An empty report: renews nothing, and a CANCELLING task ends CANCELLED.
+            with contextlib.suppress(QueueError):
+                await self.store.advance_move_task(
+                    task_id, moved=0, lease_until=self.clock.time()
+                )
 
     async def _run(self, task: MoveTask) -> None:
         while task.status.active:
