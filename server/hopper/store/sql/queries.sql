@@ -78,17 +78,31 @@ q AS (
     FROM queues CROSS JOIN t
     WHERE account = $1 AND name = $2
 ),
--- how many of the batch fit under the ceiling: its unexpired messages are counted, at
--- most $12 of them (a CASE runs the count only with a ceiling); concurrent sends do not
--- see each other's rows, so together they may pass it (no lock on the send path)
-room AS (
-    SELECT CASE WHEN $12::int8 IS NULL THEN NULL ELSE $12::int8 - (
-        SELECT count(*) FROM (
-            SELECT 1 FROM messages m
-            WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q)
-            LIMIT $12::int8
-        ) d
-    ) END AS n
+-- with a ceiling, the queue's span of send order: seq is unique, so the span bounds how
+-- many rows the queue holds, from two probes of messages_queue_order
+span AS (
+    SELECT coalesce(max(m.seq) - min(m.seq) + 1, 0) AS n FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q) AND $12::int8 IS NOT NULL
+),
+-- how many of the batch fit under the ceiling (NULL: all of it). Counted only when the
+-- span leaves less room than the batch needs: then its unexpired messages, at most $12
+-- (a CASE evaluates only the branch it takes). Concurrent sends do not see each other's
+-- rows, so together they may pass the ceiling (no lock on the send path). MATERIALIZED:
+-- computed once, not once per use in `input`.
+room AS MATERIALIZED (
+    SELECT CASE
+        WHEN $12::int8 IS NULL THEN NULL
+        WHEN $12::int8 - (SELECT n FROM span) >= cardinality($4::text[]) THEN NULL
+        ELSE $12::int8 - (
+            SELECT count(*) FROM (
+                -- in send order, so the count walks messages_queue_order, not the table
+                SELECT 1 FROM messages m
+                WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q)
+                ORDER BY m.seq
+                LIMIT $12::int8
+            ) d
+        )
+    END AS n
 ),
 -- the batch, numbered in send order; the entries beyond the room are refused
 input AS (
