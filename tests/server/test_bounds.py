@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
+from hopper.settings import SettingsError, load
+
 from .conftest import STORES, sqs_client, store_options
 from .processes import start_hopper
 
@@ -39,6 +41,13 @@ def test_the_maximum_queue_depth_is_read_by_name_and_never_with_all(sqs):
     assert DEPTH not in everything
     sqs.set_queue_attributes(QueueUrl=url, Attributes={DEPTH: "0"})
     assert "Attributes" not in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[DEPTH])
+
+
+@pytest.mark.parametrize("text", ["-1", "many", "1.5", "2147483648"])
+def test_a_maximum_queue_depth_that_is_not_a_count_is_an_invalid_attribute_value(sqs, text):
+    with pytest.raises(ClientError) as raised:
+        sqs.create_queue(QueueName=unique("bad"), Attributes={DEPTH: text})
+    assert raised.value.response["Error"]["Code"] == "InvalidAttributeValue"
 
 
 def test_a_send_to_a_full_queue_answers_over_limit_with_403(sqs):
@@ -149,3 +158,18 @@ def test_a_visibility_change_below_the_floor_is_raised_and_says_so(floored):
     )
     assert [entry["Id"] for entry in batch["Successful"]] == ["a"]
     assert _headers(batch)[FLOOR_HEADER] == str(FLOOR)
+
+
+# --- the setting -------------------------------------------------------------------------
+
+
+def test_the_floor_is_off_unless_a_flag_or_the_environment_sets_it():
+    assert load({}, {}).visibility_floor is None
+    assert load({}, {"HOPPER_VISIBILITY_FLOOR": "60"}).visibility_floor == 60
+    assert load({"visibility_floor": 30}, {"HOPPER_VISIBILITY_FLOOR": "60"}).visibility_floor == 30
+
+
+@pytest.mark.parametrize("text", ["0", "43201", "a minute"])
+def test_a_floor_outside_1_to_43200_seconds_is_refused(text):
+    with pytest.raises(SettingsError):
+        load({}, {"HOPPER_VISIBILITY_FLOOR": text})
