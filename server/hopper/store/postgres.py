@@ -36,6 +36,7 @@ from hopper.store.base import WakeUp
 from hopper.store.listener import Listener
 from hopper.store.rows import attributes_json, config_json, delivery, move_task, record
 from hopper.store.schema import DatabaseUnreachable, checked_schema, queries, require_current
+from hopper.store.vacuum import Vacuum
 
 _MAX_BIGINT = 2**63 - 1
 _DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
@@ -62,6 +63,7 @@ class PostgresQueueStore:
         self._pool: asyncpg.Pool | None = None
         self._wake: WakeUp | None = None
         self.listener: Listener | None = None
+        self.vacuum = Vacuum(self._vacuum_messages)
 
     # --- life cycle -----------------------------------------------------------------
 
@@ -97,6 +99,7 @@ class PostgresQueueStore:
             raise
 
     async def close(self) -> None:
+        await self.vacuum.close()
         listener, self.listener = self.listener, None
         pool, self._pool = self._pool, None
         with contextlib.suppress(*_DATABASE_ERRORS):
@@ -107,6 +110,12 @@ class PostgresQueueStore:
 
     async def _listening_connection(self) -> asyncpg.Connection:
         return await asyncpg.connect(self._dsn, server_settings={"search_path": self._schema})
+
+    async def _vacuum_messages(self) -> float:
+        """VACUUM the messages table (see vacuum.py); its row estimate afterwards."""
+        async with self._db.acquire() as connection:
+            await connection.execute(self._sql["vacuum_messages"])
+            return float(await connection.fetchval(self._sql["messages_rows"]))
 
     async def _wake_all(self) -> None:
         """After the LISTEN connection came back: notifications may have been lost while
@@ -331,6 +340,7 @@ class PostgresQueueStore:
                 refuse_expired,
             )
             results = await self._classify_all(key, receipts, rows, refuse_expired)
+        self.vacuum.deleted(sum(r.outcome is ReceiptOutcome.OK for r in results))
         return _repeats_gone(receipts, results)
 
     async def change_visibility(
@@ -397,7 +407,9 @@ class PostgresQueueStore:
     async def purge(self, key: QueueKey, *, now: float | None) -> int:
         with _translated(key):
             row = await self._db.fetchrow(self._sql["purge"], key.account, key.name, now)
-        return int(_found_id(row, key)["purged"])
+        purged = int(_found_id(row, key)["purged"])
+        self.vacuum.deleted(purged)
+        return purged
 
     async def last_purged_at(self, key: QueueKey) -> float | None:
         with _translated(key):

@@ -507,3 +507,11 @@ WHERE id IN (
     FOR UPDATE SKIP LOCKED
 )
 RETURNING *;
+
+-- name: vacuum_messages
+-- The dead index entries deletes leave at the head of every queue go (store/vacuum.py).
+-- INDEX_CLEANUP ON: they sit in few heap pages, and AUTO skips the indexes below 2%.
+VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) messages;
+
+-- name: messages_rows
+SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'messages'::regclass;
