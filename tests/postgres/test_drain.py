@@ -15,6 +15,7 @@ include the store's own VACUUMs: they are part of what a drain costs.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 import uuid
 
@@ -117,9 +118,12 @@ async def test_receive_cost_per_message_does_not_grow_through_a_long_drain(
     print(f"\nblocks per received message, every {WINDOW:,}: {costs} ({elapsed:.1f}s)")
     assert drained == MESSAGES
     # Measured on this 2-core machine: with no VACUUM, dead index entries at the head
-    # of the queue made the cost grow in a straight line, 24.6 blocks per message in
-    # the first window to 94.6 in the last (twice the first after about 30,000
-    # deletes); with the store's VACUUMs it stays between 23 and 34, the windows that
-    # carry a VACUUM's own reads (the first carries the costliest) at the top. Twice the
-    # first window's cost is far above that noise and far below that growth.
-    assert max(costs) < 2 * costs[0], costs
+    # of the queue made the cost grow in a straight line, from 24.6 blocks per message
+    # in the first window to 94.6 in the last (median of the last five: 81). With the
+    # store's VACUUMs it stays level, at 22 to 35 in most windows, with a lone window
+    # up to 57 now and then, first or last (a VACUUM's own reads, or one that fell
+    # behind). So the start is the cheapest of the first three windows, the end the
+    # median of the last five, neither moved by a lone spike; the end must stay under
+    # twice the start (without the VACUUMs it was above three times).
+    start, end = min(costs[:3]), statistics.median(costs[-5:])
+    assert end < 2 * start, costs
