@@ -145,10 +145,16 @@ def test_standard_queue_accepts_a_group_id_as_a_fair_queue_tenant() -> None:
     assert prepare(draft(group_id="tenant-1"), STANDARD, "id").group_id == "tenant-1"
 
 
-def test_standard_queue_rejects_a_deduplication_id() -> None:
-    with pytest.raises(InvalidParameter) as caught:
-        prepare(draft(deduplication_id="d"), STANDARD, "id")
-    assert caught.value.parameter == "MessageDeduplicationId"
+def test_standard_queue_takes_a_deduplication_id_as_a_live_key() -> None:
+    # A hopper extension: AWS rejects MessageDeduplicationId on standard queues.
+    assert prepare(draft(deduplication_id="d"), STANDARD, "id").deduplication_id == "d"
+
+
+def test_standard_queue_checks_a_live_key_as_a_deduplication_id() -> None:
+    for bad in ("", "a" * 129, "é"):
+        with pytest.raises(InvalidParameter) as caught:
+            prepare(draft(deduplication_id=bad), STANDARD, "id")
+        assert caught.value.parameter == "MessageDeduplicationId"
 
 
 def test_fifo_needs_a_group_id() -> None:

@@ -76,3 +76,30 @@ async def test_concurrent_fifo_receivers_never_hold_one_group_twice(
     assert all(len(claims) == 1 for claims in holders.values())
     for group, ids in held.items():
         assert ids == [f"{group}-{n}" for n in range(len(ids))]
+
+
+async def test_concurrent_sends_of_one_live_key_create_one_message(
+    open_store: StoreOpener,
+) -> None:
+    queue = QueueKey(ACCOUNT, "q")
+    senders = 24
+    async with open_store(min_size=RECEIVERS, max_size=RECEIVERS, listen=False) as store:
+        await store.create_queue(queue, QueueConfig(), {}, now=None)
+        for round_ in range(5):
+            key = f"job-{round_}"
+            results = await asyncio.gather(
+                *(
+                    store.send(
+                        queue,
+                        [NewMessage(id=str(uuid.uuid4()), body=key, deduplication_id=key)],
+                        now=None,
+                    )
+                    for _ in range(senders)
+                )
+            )
+            # Every sender names the one message; exactly one of them created it.
+            answers = [result for batch in results for result in batch]
+            assert len({r.message_id for r in answers}) == 1
+            assert sum(1 for r in answers if not r.duplicate) == 1
+        stats = await store.stats(queue, now=None)
+    assert stats.visible == 5

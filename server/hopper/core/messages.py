@@ -72,14 +72,11 @@ def prepare(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMes
 
 
 def _standard_message(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMessage:
-    if draft.deduplication_id is not None:
-        raise InvalidParameter(
-            "MessageDeduplicationId",
-            draft.deduplication_id,
-            "The request includes a parameter that is not valid for this queue type.",
-        )
-    # A group id on a standard queue names a fair-queue tenant.
+    # A group id on a standard queue names a fair-queue tenant (see core/fairness.py).
     _check_token_id("MessageGroupId", draft.group_id)
+    # A hopper extension (AWS rejects the parameter on standard queues): a deduplication
+    # id here is a live key, held while its message lives (see QueueStore.send).
+    _check_token_id("MessageDeduplicationId", draft.deduplication_id)
     delay = config.delay_seconds if draft.delay is None else draft.delay
     if not 0 <= delay <= limits.MAX_DELAY_SECONDS:
         raise InvalidParameter(
@@ -87,7 +84,7 @@ def _standard_message(draft: MessageDraft, config: QueueConfig, message_id: str)
             number_text(delay),
             f"DelaySeconds must be >= 0 and <= {limits.MAX_DELAY_SECONDS}",
         )
-    return _new(draft, message_id, delay=delay, deduplication_id=None)
+    return _new(draft, message_id, delay=delay, deduplication_id=draft.deduplication_id)
 
 
 def _fifo_message(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMessage:

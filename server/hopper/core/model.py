@@ -83,7 +83,8 @@ class NewMessage:
     `id` is chosen by the core so that every store returns the same kind of id.
     `delay` is the effective delay (message timer or queue default), already bounded.
     `group_id` is the FIFO group (or the fair-queue tenant on a standard queue);
-    `deduplication_id` is set for FIFO queues (explicit or content-based).
+    `deduplication_id` is set for FIFO queues (explicit or content-based), and on a
+    standard queue it is the optional live deduplication key (a hopper extension).
     """
 
     id: str
@@ -99,9 +100,10 @@ class NewMessage:
 class SendResult:
     """What a store did with one NewMessage.
 
-    `message_id` differs from the NewMessage's id when the send was a FIFO duplicate
-    within the deduplication window: then it is the original's id, and `duplicate`
-    is true. `sequence_number` is set for FIFO queues.
+    `message_id` differs from the NewMessage's id when the send was a duplicate (FIFO:
+    within the deduplication window; standard: while a message with the same live key
+    is in the queue): then it is the original's id, and `duplicate` is true.
+    `sequence_number` is set for FIFO queues.
     """
 
     message_id: str

@@ -119,7 +119,12 @@ class QueueStore(Protocol):
         number strictly greater than every earlier one of the queue; a message whose
         deduplication id (scoped to the queue) was sent within the last 300 seconds is
         not enqueued again and its result names the original message (duplicate=True),
-        even if the original was since deleted. Raises QueueNotFound."""
+        even if the original was since deleted. On a standard queue a deduplication id
+        is a live key: while a message sent with it is still in the queue (not deleted,
+        expired, purged, dead-lettered or moved away) a send with the same key is not
+        enqueued and its result names that message (duplicate=True); once it is gone,
+        the key is free. Concurrent sends of one key enqueue one message. Raises
+        QueueNotFound."""
         ...
 
     async def receive(
@@ -142,7 +147,10 @@ class QueueStore(Protocol):
         (keeping id, body, attributes, sent time; receive count reset; its
         dead_letter_source set) instead of being delivered. On a FIFO queue messages are
         claimed in sequence order per group, and no message of a group that has a
-        message in flight is claimed. Raises QueueNotFound."""
+        message in flight is claimed. On a standard queue, fair-queue priority applies
+        (core/fairness.py): while a tenant (group id) is noisy, the other tenants'
+        receivable messages are claimed first, and noisy tenants' after them, the
+        tenant with the fewest in flight first. Raises QueueNotFound."""
         ...
 
     async def delete(

@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hopper.core import limits
+from hopper.core import fairness, limits
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
@@ -41,6 +41,9 @@ class _Message:
     token: int = 0
     receive_count: int = 0
     first_received_at: float | None = None
+    # The live deduplication key it holds (standard queues); a message dead-lettered or
+    # moved arrives elsewhere as a new _Message, without one.
+    live_key: str | None = None
     # When the current delivery was made (the 12-hour total visibility counts from it).
     received_at: float | None = None
 
@@ -55,6 +58,12 @@ class _Queue:
     messages: dict[str, _Message] = field(default_factory=dict)
     # deduplication id -> (first send time, the original's result)
     sent_ids: dict[str, tuple[float, SendResult]] = field(default_factory=dict)
+    # live deduplication key -> the id of the message that took it (standard queues);
+    # the key is held while that message is still here and still holds it
+    live_keys: dict[str, str] = field(default_factory=dict)
+    # whether a message with a group id was ever sent here (a standard queue pays for
+    # fair-queue accounting only then)
+    grouped: bool = False
     last_sequence: int = 0
     last_purged_at: float | None = None
 
@@ -200,8 +209,14 @@ class MemoryQueueStore:
         ]
 
     def _enqueue(self, queue: _Queue, message: NewMessage, now: float) -> SendResult:
-        dedup_id = message.deduplication_id if queue.record.config.fifo else None
-        if dedup_id is not None:
+        fifo = queue.record.config.fifo
+        live_key = None if fifo else message.deduplication_id
+        if live_key is not None:
+            holder = self._live_holder(queue, live_key, now)
+            if holder is not None:
+                return SendResult(holder.stored.id, duplicate=True)
+        dedup_id = message.deduplication_id
+        if fifo and dedup_id is not None:
             seen = queue.sent_ids.get(dedup_id)
             if seen is not None and now - seen[0] < limits.DEDUPLICATION_WINDOW_SECONDS:
                 return dataclasses.replace(seen[1], duplicate=True)
@@ -219,11 +234,26 @@ class MemoryQueueStore:
             deduplication_id=dedup_id,
             sequence_number=sequence,
         )
-        queue.messages[message.id] = _Message(stored, visible_at=now + message.delay)
+        queue.messages[message.id] = _Message(
+            stored, visible_at=now + message.delay, live_key=live_key
+        )
+        queue.grouped = queue.grouped or message.group_id is not None
         result = SendResult(message.id, sequence_number=sequence)
-        if dedup_id is not None:
+        if live_key is not None:
+            queue.live_keys[live_key] = message.id
+        elif dedup_id is not None:
             queue.sent_ids[dedup_id] = (now, result)
         return result
+
+    def _live_holder(self, queue: _Queue, live_key: str, now: float) -> _Message | None:
+        """The message holding `live_key` in the queue, or None when the key is free
+        (its message was deleted, expired, purged or moved away)."""
+        message_id = queue.live_keys.get(live_key)
+        holder = None if message_id is None else queue.find(message_id, now)
+        if holder is None or holder.live_key != live_key:
+            queue.live_keys.pop(live_key, None)
+            return None
+        return holder
 
     async def receive(
         self,
@@ -246,13 +276,21 @@ class MemoryQueueStore:
 
     def _receivable(self, queue: _Queue, now: float) -> Iterator[_Message]:
         """Receivable messages, oldest first. On a FIFO queue a group whose oldest
-        message is in flight or not yet visible yields nothing more (strict order).
+        message is in flight or not yet visible yields nothing more (strict order). On
+        a standard queue noisy tenants' messages come after the others (fairness).
         Works on a snapshot, so the caller may claim or move what it is given."""
         fifo = queue.record.config.fifo
-        # Only FIFO needs the whole queue up front (to know the locked groups).
-        messages = queue.live(now) if fifo else queue.messages
-        blocked = {m.stored.group_id for m in messages.values() if fifo and m.in_flight(now)}
-        for message in list(messages.values()):
+        fair = not fifo and queue.grouped
+        # Only FIFO and fair queues need the whole queue up front (the locked groups;
+        # the in-flight count of each tenant).
+        messages = queue.live(now) if fifo or fair else queue.messages
+        ordered = list(messages.values())
+        if fair:
+            noisy = fairness.noisy_tenants(m.stored.group_id for m in ordered if m.in_flight(now))
+            # A stable sort: oldest first within each priority.
+            ordered.sort(key=lambda m: fairness.priority(m.stored.group_id, noisy))
+        blocked = {m.stored.group_id for m in ordered if fifo and m.in_flight(now)}
+        for message in ordered:
             if queue.find(message.stored.id, now) is None:
                 continue
             group = message.stored.group_id

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import asyncpg
 
-from hopper.core import limits
+from hopper.core import fairness, limits
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
@@ -63,6 +63,12 @@ class PostgresQueueStore:
         self._pool: asyncpg.Pool | None = None
         self._wake: WakeUp | None = None
         self.listener: Listener | None = None
+        # Fair queues: per queue, whether its last receive here saw messages with group
+        # ids (the fair claim looks in the queue; the plain one at what it delivered).
+        # Those queues are claimed with receive_fair_messages, the others with the plain
+        # statement, so a queue that never used group ids pays nothing for fairness. A
+        # queue not yet received from here is claimed the fair way once.
+        self._grouped: dict[QueueKey, bool] = {}
         self.vacuum = Vacuum(self._vacuum_messages)
 
     # --- life cycle -----------------------------------------------------------------
@@ -217,7 +223,10 @@ class PostgresQueueStore:
         now: float | None,
         max_depth: int | None = None,
     ) -> list[SendResult]:
-        unique, positions = _first_uses(messages) if key.is_fifo else (list(messages), None)
+        # One statement cannot take a key twice: repeats in the batch are duplicates of
+        # their first use (FIFO deduplication ids; live keys on a standard queue).
+        repeats = key.is_fifo or any(m.deduplication_id is not None for m in messages)
+        unique, positions = _first_uses(messages) if repeats else (list(messages), None)
         with _translated(key):
             results = await self._send_unique(key, unique, now, max_depth)
         if self.listener is not None and any(not (r.duplicate or r.refused) for r in results):
@@ -263,6 +272,8 @@ class PostgresQueueStore:
     ) -> SendResult:
         if row["refused"]:
             return SendResult(message.id, refused=True)
+        if row["live_holder"] is not None:
+            return SendResult(row["live_holder"], duplicate=True)
         if not row["duplicate"]:
             return SendResult(message.id, sequence_number=row["sequence_number"])
         if row["message_id"] is not None:
@@ -303,7 +314,11 @@ class PostgresQueueStore:
     async def _claim(
         self, key: QueueKey, limit: int, visibility_timeout: float, now: float | None
     ) -> tuple[list[Delivery], int]:
-        args = (key.account, key.name, now, limit, float(visibility_timeout))
+        args: tuple[object, ...] = (key.account, key.name, now, limit, float(visibility_timeout))
+        statement = "receive_messages"
+        if not key.is_fifo and self._grouped.get(key, True):
+            statement = "receive_fair_messages"
+            args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         async with self._db.acquire() as connection:
             if key.is_fifo:
                 async with connection.transaction():
@@ -315,10 +330,15 @@ class PostgresQueueStore:
                     )
                     rows = await connection.fetch(self._sql["receive_messages"], *args)
             else:
-                rows = await connection.fetch(self._sql["receive_messages"], *args)
+                rows = await connection.fetch(self._sql[statement], *args)
         if not rows[0]["queue_found"]:
+            self._grouped.pop(key, None)
             raise QueueNotFound(key)
         deliveries = [delivery(row) for row in rows if row["id"] is not None]
+        if statement == "receive_fair_messages":
+            self._grouped[key] = rows[0]["grouped"]
+        else:
+            self._grouped[key] = any(d.message.group_id is not None for d in deliveries)
         return deliveries, int(rows[0]["moved"])
 
     async def delete(

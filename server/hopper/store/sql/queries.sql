@@ -128,6 +128,7 @@ claimed AS (
     RETURNING f.message_id, f.sequence_number
 ),
 -- the messages themselves: all of them on a standard queue, the claimed ones on FIFO
+-- (but for those sent with a live key: `keyed`, below)
 stored AS (
     INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
                           group_id, dedup_id, sequence_number)
@@ -136,12 +137,42 @@ stored AS (
     FROM input i CROSS JOIN q CROSS JOIN t
     LEFT JOIN claimed c ON c.message_id = i.id
     WHERE i.admitted AND (NOT q.fifo OR c.message_id IS NOT NULL)
+      AND (q.fifo OR i.dedup_id IS NULL)
     ORDER BY i.ord
     RETURNING id
+),
+-- standard queues: an expired message still holding a live key of the batch (the
+-- sweeper has not reached it yet) gives the key up by going
+freed AS (
+    DELETE FROM messages m USING input i
+    WHERE m.queue_id = (SELECT id FROM q) AND NOT (SELECT fifo FROM q)
+      AND m.live_key = i.dedup_id AND m.sent_at <= (SELECT horizon FROM q)
+    RETURNING 1
+),
+-- standard queues, the messages sent with a live key (a hopper extension): a key
+-- already held is not taken again, the holder's row comes back instead (a no-op
+-- update, which also waits for a concurrent sender of the key to commit), so the
+-- answer names it without a second look
+keyed AS (
+    INSERT INTO messages AS m (queue_id, id, body, attributes, trace_header, sent_at,
+                               visible_at, group_id, dedup_id, live_key)
+    SELECT q.id, i.id, i.body, i.attributes::jsonb, i.trace_header, t.now, t.now + i.delay,
+           i.group_id, i.dedup_id, i.dedup_id
+    FROM input i CROSS JOIN q CROSS JOIN t
+    WHERE i.admitted AND NOT q.fifo AND i.dedup_id IS NOT NULL
+      -- only once `freed` has run, so the keys it freed are free for this insert
+      AND (SELECT count(*) FROM freed) >= 0
+    ORDER BY i.ord
+    ON CONFLICT (queue_id, live_key) WHERE live_key IS NOT NULL
+        DO UPDATE SET live_key = excluded.live_key
+    RETURNING m.id, m.live_key
 )
 SELECT i.ord,
        (SELECT id FROM q) AS queue_id,
        NOT i.admitted AS refused,
+       -- standard queues: the message holding the send's live key, unless the send's own
+       (SELECT k.id FROM keyed k WHERE k.live_key = i.dedup_id AND k.id <> i.id)
+           AS live_holder,
        coalesce(c.message_id, f.message_id) AS message_id,
        coalesce(c.sequence_number, f.sequence_number) AS sequence_number,
        coalesce((SELECT fifo FROM q), false) AND i.admitted AND c.message_id IS NULL
@@ -227,7 +258,7 @@ picked AS (
 moved AS (
     UPDATE messages m
     SET queue_id = q.dead_letter_id, seq = nextval('message_order'), visible_at = q.now,
-        receive_count = 0, token = 0, first_received_at = NULL,
+        receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
         dead_letter_source_account = q.account, dead_letter_source_name = q.name
     FROM picked p, q
     WHERE m.queue_id = p.queue_id AND m.id = p.id
@@ -251,6 +282,128 @@ SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM move
 FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.seq;
+
+-- name: receive_fair_messages
+-- receive_messages for a standard queue holding messages with group ids (fair queues,
+-- core/fairness.py): the same statement but for how it picks. A test keeps the parts
+-- outside the picking identical to receive_messages.
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+-- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
+q AS (
+    SELECT s.id, s.account, s.name, t.now,
+           t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
+           (s.config ->> 'fifo')::boolean AS fifo,
+           d.id AS dead_letter_id,
+           (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count
+    FROM queues s CROSS JOIN t
+    LEFT JOIN queues d
+        ON d.account = s.config -> 'dead_letter' ->> 'account'
+        AND d.name = s.config -> 'dead_letter' ->> 'name'
+    WHERE s.account = $1 AND s.name = $2
+),
+-- housekeeping: messages past retention at the head of the queue are dropped (bounded,
+-- so a receive never pays for a whole backlog); the rest are filtered out below
+expired AS (
+    DELETE FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q)
+      AND m.id IN (
+        SELECT head.id FROM (
+            SELECT e.id, e.sent_at FROM messages e
+            WHERE e.queue_id = (SELECT id FROM q)
+            ORDER BY e.seq LIMIT 8
+        ) head
+        WHERE head.sent_at <= (SELECT horizon FROM q)
+      )
+      AND m.sent_at <= (SELECT horizon FROM q)
+),
+-- fair queues: the in-flight messages of each tenant (group id) holding at least $6 of
+-- them, found through messages_queue_group. (No retention filter here: it would lead
+-- a generic plan to messages_queue_sent, which lists every message; an in-flight
+-- message past retention counts until the sweeper takes it.)
+tenants AS (
+    SELECT m.group_id, count(*) AS in_flight FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
+      AND m.receive_count > 0 AND m.visible_at > (SELECT now FROM q)
+    GROUP BY m.group_id
+    HAVING count(*) >= $6::int8
+),
+-- the noisy tenants: those also holding more than the share $7 of all the queue's
+-- in-flight messages (counted only when a tenant holds $6)
+noisy AS (
+    SELECT group_id, in_flight FROM tenants
+    WHERE in_flight > $7::float8 * (
+        SELECT count(*) FROM messages m
+        WHERE m.queue_id = (SELECT id FROM q)
+          AND m.receive_count > 0 AND m.visible_at > (SELECT now FROM q)
+          AND m.sent_at > (SELECT horizon FROM q)
+    )
+),
+-- while a tenant is noisy: the quiet tenants' receivable messages first, oldest first,
+-- then the noisy tenants', the fewest in flight first (this sorts the queue's
+-- receivable messages, so it runs only while a tenant is noisy)
+fair AS (
+    SELECT m.queue_id, m.id, m.receive_count, coalesce(n.in_flight, 0) AS noisy_rank
+    FROM messages m
+    LEFT JOIN noisy n ON n.group_id = m.group_id
+    WHERE EXISTS (SELECT 1 FROM noisy)
+      AND m.queue_id = (SELECT id FROM q)
+      AND m.visible_at <= (SELECT now FROM q)
+      AND m.sent_at > (SELECT horizon FROM q)
+    ORDER BY coalesce(n.in_flight, 0), m.seq
+    LIMIT $4
+    FOR UPDATE OF m SKIP LOCKED
+),
+-- otherwise the oldest receivable messages, as receive_messages picks them
+oldest AS (
+    SELECT m.queue_id, m.id, m.receive_count, 0::int8 AS noisy_rank FROM messages m
+    WHERE NOT EXISTS (SELECT 1 FROM noisy)
+      AND m.queue_id = (SELECT id FROM q)
+      AND m.visible_at <= (SELECT now FROM q)
+      AND m.sent_at > (SELECT horizon FROM q)
+    ORDER BY m.seq
+    LIMIT $4
+    FOR UPDATE OF m SKIP LOCKED
+),
+-- the messages this receive claims (one of the two is empty)
+picked AS (
+    SELECT * FROM oldest UNION ALL SELECT * FROM fair
+),
+-- poison: picked messages already received max_receive_count times move to the
+-- dead-letter queue as new arrivals there, instead of being delivered
+moved AS (
+    UPDATE messages m
+    SET queue_id = q.dead_letter_id, seq = nextval('message_order'), visible_at = q.now,
+        receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
+        dead_letter_source_account = q.account, dead_letter_source_name = q.name
+    FROM picked p, q
+    WHERE m.queue_id = p.queue_id AND m.id = p.id
+      AND q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    RETURNING m.id
+),
+-- the deliveries: a fresh fencing token and a lease each
+claimed AS (
+    UPDATE messages m
+    SET receive_count = m.receive_count + 1,
+        token = nextval('fencing_tokens'),
+        visible_at = q.now + $5::float8,
+        first_received_at = coalesce(m.first_received_at, q.now),
+        received_at = q.now
+    FROM picked p, q
+    WHERE m.queue_id = p.queue_id AND m.id = p.id
+      AND NOT (q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count)
+    RETURNING m.*, p.noisy_rank
+)
+SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
+       -- whether the queue still holds messages with group ids (one probe of
+       -- messages_queue_group): when not, the store goes back to receive_messages
+       EXISTS (
+           SELECT 1 FROM messages g
+           WHERE g.queue_id = (SELECT id FROM q) AND g.group_id IS NOT NULL
+       ) AS grouped,
+       c.*
+FROM (SELECT 1) AS one
+LEFT JOIN claimed c ON true
+ORDER BY c.noisy_rank, c.seq;
 
 -- name: delete_messages
 WITH q AS (
@@ -443,7 +596,7 @@ picked AS (
 moved AS (
     UPDATE messages m
     SET queue_id = p.target, seq = nextval('message_order'), visible_at = (SELECT now FROM src),
-        receive_count = 0, token = 0, first_received_at = NULL,
+        receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
         dead_letter_source_account = NULL, dead_letter_source_name = NULL
     FROM picked p
     WHERE m.queue_id = p.queue_id AND m.id = p.id
