@@ -9,7 +9,7 @@ from hopper.core.bounds import Adjustments
 from hopper.core.errors import QueueError
 from hopper.core.model import Delivery, MessageDraft, QueueKey, SendResult
 from hopper.core.service import QueueService
-from hopper.wire import adjustments, attributes, digests, validate
+from hopper.wire import adjustments, attributes, digests, duplicates, validate
 from hopper.wire.actions.batches import batch_result, failure
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, missing_parameter
@@ -59,7 +59,9 @@ async def send_message(
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
     draft = message_draft(ctx, params)
-    return sent(params, draft, await service.send(key, draft))
+    result = await service.send(key, draft)
+    duplicates.tell(ctx, result)
+    return sent(params, draft, result)
 
 
 async def send_message_batch(
@@ -79,14 +81,18 @@ async def send_message_batch(
     outcomes = iter(await service.send_batch(key, valid) if valid else await _none(service, key))
     successful: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
+    collapsed: list[str] = []
     for entry, draft in zip(entries, drafts, strict=True):
         outcome: SendResult | QueueError | SqsError = (
             next(outcomes) if isinstance(draft, MessageDraft) else draft
         )
         if isinstance(outcome, SendResult) and isinstance(draft, MessageDraft):
             successful.append({"Id": entry["Id"], **sent(entry, draft, outcome)})
+            if outcome.duplicate:
+                collapsed.append(entry["Id"])
         elif not isinstance(outcome, SendResult):
             failed.append(failure(entry["Id"], outcome))
+    duplicates.tell_batch(ctx, collapsed)
     return batch_result(successful, failed)
 
 
