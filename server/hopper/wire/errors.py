@@ -53,7 +53,8 @@ CODES: dict[str, Code] = {
     "InvalidMessageContents": _sqs("InvalidMessageContents"),
     "InvalidAddress": _sqs("InvalidAddress"),
     "InvalidSecurity": _sqs("InvalidSecurity"),
-    "RequestThrottled": _sqs("RequestThrottled"),
+    # 403: the status botocore's retry rules expect of SQS's RequestThrottled.
+    "RequestThrottled": _sqs("RequestThrottled", status=403),
     "InvalidParameterValue": Code(
         _CORAL + "InvalidParameterValueException", "InvalidParameterValue"
     ),
@@ -61,6 +62,11 @@ CODES: dict[str, Code] = {
     "AccessDenied": Code(_CORAL + "AccessDeniedException", "AccessDenied", 403),
     "InvalidClientTokenId": Code(_CORAL + "InvalidClientTokenId", "InvalidClientTokenId", 403),
     "SignatureDoesNotMatch": Code(_CORAL + "SignatureDoesNotMatch", "SignatureDoesNotMatch", 403),
+    "MissingAuthenticationToken": Code(
+        _CORAL + "MissingAuthenticationTokenException", "MissingAuthenticationToken", 403
+    ),
+    "IncompleteSignature": Code(_CORAL + "IncompleteSignatureException", "IncompleteSignature"),
+    "RequestExpired": Code(_CORAL + "RequestExpired", "RequestExpired"),
     # An action this endpoint does not know, or may not run here.
     "InvalidAction": Code(_CORAL + "UnknownOperationException", "InvalidAction"),
     "UnknownOperationException": Code(
