@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hopper.core.errors import InvalidAttributeValue
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
 from hopper.wire import attributes, validate
@@ -18,6 +19,7 @@ async def create_queue(
     name = validate.required_str(params, "QueueName")
     given = validate.as_str_map(params, "Attributes")
     settings = attributes.settings_from(given, fifo=attributes.requested_fifo(given))
+    _check_own_dead_letter(ctx, settings)
     tags = validate.as_str_map(params, "tags")
     record = await service.create_queue(QueueKey(ctx.account, name), settings, tags)
     return {"QueueUrl": queue_url(ctx, record.key)}
@@ -83,8 +85,18 @@ async def set_queue_attributes(
     given = validate.as_str_map(params, "Attributes")
     record = await service.get_queue(key)
     settings = attributes.settings_from(given, fifo=record.config.fifo)
+    _check_own_dead_letter(ctx, settings)
     await service.set_queue_attributes(key, settings)
     return {}
+
+
+def _check_own_dead_letter(ctx: RequestContext, settings: dict[str, Any]) -> None:
+    """Another account's queue does not exist for this caller, so it cannot be its
+    dead-letter queue either (AWS, too, keeps a dead-letter queue in its sources'
+    account)."""
+    rule = settings.get("dead_letter")
+    if rule is not None and rule.target.account != ctx.account:
+        raise InvalidAttributeValue("dead_letter", "Dead-letter target does not exist.")
 
 
 async def purge_queue(

@@ -13,6 +13,7 @@ import binascii
 import json
 from typing import Any
 
+from hopper.core.errors import ResourceNotFound
 from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
 from hopper.core.service import QueueService
 from hopper.wire import validate
@@ -36,21 +37,24 @@ async def list_dead_letter_source_queues(
     return result
 
 
-def _queue_arn(params: dict[str, Any], name: str) -> QueueKey:
+def _queue_arn(ctx: RequestContext, params: dict[str, Any], name: str) -> QueueKey:
     arn = validate.required_str(params, name)
     key = parse_queue_arn(arn)
     if key is None:
         raise invalid_parameter_value(name, arn, f"{name} must be an SQS queue ARN.")
+    if key.account != ctx.account:
+        # Another account's queue does not exist for this caller (tenants are separate).
+        raise ResourceNotFound(name)
     return key
 
 
 async def start_message_move_task(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
-    source = _queue_arn(params, "SourceArn")
+    source = _queue_arn(ctx, params, "SourceArn")
     destination = None
     if params.get("DestinationArn") is not None:
-        destination = _queue_arn(params, "DestinationArn")
+        destination = _queue_arn(ctx, params, "DestinationArn")
     rate = validate.as_int(params, "MaxNumberOfMessagesPerSecond")
     task = await service.start_move_task(source, destination, rate)
     return {"TaskHandle": task_handle(ctx, task)}
@@ -61,6 +65,8 @@ async def cancel_message_move_task(
 ) -> dict[str, Any]:
     handle = validate.required_str(params, "TaskHandle")
     task_id, source = read_task_handle(handle)
+    if source.account != ctx.account:
+        raise ResourceNotFound(None)
     task = await service.cancel_move_task(task_id, source)
     return {"ApproximateNumberOfMessagesMoved": task.moved}
 
@@ -68,7 +74,7 @@ async def cancel_message_move_task(
 async def list_message_move_tasks(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
-    source = _queue_arn(params, "SourceArn")
+    source = _queue_arn(ctx, params, "SourceArn")
     tasks = await service.list_move_tasks(source, validate.as_int(params, "MaxResults"))
     return {"Results": [_task_result(ctx, task) for task in tasks]}
 
