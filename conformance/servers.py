@@ -25,7 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER_SOURCE = ROOT / "server"
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
-DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+# The same PostgreSQL the tests use (tests/postgres/databases.py), in a schema of its own.
+DATABASE_URL = os.environ.get(
+    "HOPPER_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
 
 
 class ServerError(RuntimeError):
@@ -55,11 +58,14 @@ def moto_server() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def hopper_server(store: str) -> Iterator[str]:
-    """`python -m hopper serve --relaxed-timing` on a free port, on the memory store or
-    on Postgres in a fresh schema (dropped afterwards); its endpoint URL."""
+def hopper_server(store: str, *, relaxed: bool = True) -> Iterator[str]:
+    """`python -m hopper serve` on a free port (`--relaxed-timing` unless `relaxed` is
+    false), on the memory store or on Postgres in a fresh schema (dropped afterwards);
+    its endpoint URL."""
     port = free_port()
-    command = [sys.executable, "-m", "hopper", "serve", "--port", str(port), "--relaxed-timing"]
+    command = [sys.executable, "-m", "hopper", "serve", "--port", str(port)]
+    if relaxed:
+        command.append("--relaxed-timing")
     schema = None
     if store == "postgres":
         schema = f"conformance_{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,72 @@
+"""Installing the clients: a virtualenv per Python client, node_modules for Node.
+
+Installs are cached under `CACHE` (compat/.venvs, gitignored; HOPPER_COMPAT_CACHE
+moves it) and stamped with what was asked for, so a second run reuses them and a
+changed pin reinstalls. An install that fails raises SetupError with the installer's
+output: a client that cannot be installed fails its run, it is never skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from compat.clients import Client
+
+HERE = Path(__file__).resolve().parent
+NODE_DIR = HERE / "node"
+CACHE = Path(os.environ.get("HOPPER_COMPAT_CACHE", HERE / ".venvs"))
+INSTALL_TIMEOUT = 900
+STAMP = ".hopper-compat-stamp"
+
+
+class SetupError(RuntimeError):
+    """A client could not be installed (the message carries the installer's output)."""
+
+
+def python_for(client: Client) -> Path:
+    """The interpreter to run `client`'s workload with, installed if need be."""
+    if not client.requirements:
+        return Path(sys.executable)
+    venv = CACHE / client.name
+    wanted = "\n".join([sys.version.split()[0], *client.requirements])
+    stamp = venv / STAMP
+    python = venv / "bin" / "python"
+    if stamp.exists() and python.exists() and stamp.read_text() == wanted:
+        return python
+    shutil.rmtree(venv, ignore_errors=True)
+    _run([sys.executable, "-m", "venv", str(venv)], f"creating the {client.name} virtualenv")
+    _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+          "--no-input", *client.requirements], f"installing {' '.join(client.requirements)}")
+    stamp.write_text(wanted)
+    return python
+
+
+def node_ready() -> Path:
+    """compat/node with its node_modules installed (`npm ci` from package-lock.json)."""
+    lock = NODE_DIR / "package-lock.json"
+    wanted = hashlib.sha256(lock.read_bytes()).hexdigest()
+    stamp = NODE_DIR / "node_modules" / STAMP
+    if stamp.exists() and stamp.read_text() == wanted:
+        return NODE_DIR
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise SetupError("node and npm must be on PATH for the Node clients")
+    _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], "npm ci", cwd=NODE_DIR)
+    stamp.write_text(wanted)
+    return NODE_DIR
+
+
+def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
+    try:
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                              timeout=INSTALL_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as failure:
+        raise SetupError(f"{what}: {failure}") from failure
+    if done.returncode != 0:
+        raise SetupError(f"{what} failed ({done.returncode}):\n{done.stdout[-3000:]}"
+                         f"\n{done.stderr[-3000:]}")

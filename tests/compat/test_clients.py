@@ -1,0 +1,42 @@
+"""Real clients, unmodified, against a live hopper (in-memory store): each test installs
+its client if need be (compat/.venvs, compat/node/node_modules) and runs the compat
+workload (compat/README.md). A client that cannot be installed fails; nothing skips."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The compat runner lives at the top of the repository, beside tests/ (this directory
+# is no package, so that `compat` names the runner, not these tests).
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from compat.clients import CLIENTS, Client  # noqa: E402
+from compat.run import run_client  # noqa: E402
+from tests.server.processes import start_hopper  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def hopper() -> Iterator[str]:
+    """One hopper for every client, with AWS's timing rules (each workload uses queue
+    names of its own); it must stop cleanly."""
+    with tempfile.TemporaryDirectory() as scratch:
+        server = start_hopper(log=Path(scratch) / "hopper.log")
+        try:
+            yield server.url
+        finally:
+            code = server.stop()
+        assert code == 0, f"hopper exited with {code}:\n{server.output()}"
+
+
+@pytest.mark.parametrize("client", CLIENTS, ids=[c.name for c in CLIENTS])
+def test_client_runs_the_workload_against_hopper(hopper: str, client: Client):
+    result = run_client(client, hopper)
+    assert result.ok, result.explain()
+    assert result.protocol == client.protocol, result.explain()
