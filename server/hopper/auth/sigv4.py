@@ -24,6 +24,7 @@ import calendar
 import functools
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ MAX_SKEW_SECONDS = 15 * 60
 # A presigned URL may live at most 7 days (X-Amz-Expires 1..604800), as AWS allows.
 MAX_EXPIRES_SECONDS = 7 * 24 * 3600
 _AMZ_DATE = "%Y%m%dT%H%M%SZ"
+_AMZ_DATE_PATTERN = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 _QUERY_AUTH = (
     "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-SignedHeaders",
     "X-Amz-Signature",
@@ -272,12 +274,15 @@ def check_time(claim: Claim, now: float) -> None:
 
 
 def _parse_amz_date(text: str) -> float:
-    try:
-        return float(calendar.timegm(time.strptime(text, _AMZ_DATE)))
-    except ValueError:
-        raise _incomplete(
-            f"Date must be in ISO-8601 'basic format' (yyyyMMdd'T'HHmmss'Z'), got '{text}'."
-        ) from None
+    # By hand: time.strptime costs a third of a whole verification.
+    match = _AMZ_DATE_PATTERN.fullmatch(text)
+    if match is not None:
+        year, month, day, hour, minute, second = (int(part) for part in match.groups())
+        if 1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 61:
+            return float(calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)))
+    raise _incomplete(
+        f"Date must be in ISO-8601 'basic format' (yyyyMMdd'T'HHmmss'Z'), got '{text}'."
+    )
 
 
 def _format(moment: float) -> str:
