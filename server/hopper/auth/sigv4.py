@@ -88,15 +88,6 @@ class Claim:
         return f"{self.scope_date}/{self.region}/{self.service}/{self.terminator}"
 
 
-def access_key_of(arrival: Arrival) -> str | None:
-    """The access key a request claims (unverified), or None: for rate limits."""
-    try:
-        claim = read_claim(arrival)
-    except SqsError:
-        return None
-    return None if claim is None else claim.access_key
-
-
 def verify(arrival: Arrival, keys: Mapping[str, Credential], now: float) -> Credential:
     """The credential that signed `arrival`; raises SqsError (see the module doc)."""
     claim = read_claim(arrival)
