@@ -167,11 +167,31 @@ async def test_more_than_seven_actions_are_over_the_limit(service):
     await call(service, "AddPermission", permission("l", ["111111111111"], actions[:7]))
 
 
-@pytest.mark.parametrize("missing", ["AWSAccountIds", "Actions"])
-async def test_an_empty_account_or_action_list_is_missing_the_parameter(service, missing):
+async def test_an_empty_action_list_is_missing_the_parameter(service):
     await new_queue(service)
     params = permission("l", ["111111111111"], ["SendMessage"])
-    params[missing] = []
+    params["Actions"] = []
+    assert (await failure(service, "AddPermission", params)).name == "MissingParameter"
+
+
+@pytest.mark.parametrize("accounts", [[], None])
+async def test_no_account_is_an_invalid_principal(service, accounts):
+    await new_queue(service)
+    params = permission("l", ["111111111111"], ["SendMessage"])
+    if accounts is None:
+        del params["AWSAccountIds"]
+    else:
+        params["AWSAccountIds"] = accounts
+    error = await failure(service, "AddPermission", params)
+    assert (error.name, error.message) == (
+        "InvalidParameterValue",
+        "Value [] for parameter PrincipalId is invalid. Reason: Unable to verify.",
+    )
+
+
+async def test_actions_are_checked_before_accounts(service):
+    await new_queue(service)
+    params = permission("l", [], [])
     assert (await failure(service, "AddPermission", params)).name == "MissingParameter"
 
 

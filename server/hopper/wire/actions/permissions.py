@@ -39,8 +39,11 @@ async def add_permission(
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
     label = _label(params)
-    accounts = _non_empty_list(params, "AWSAccountIds")
     actions = _non_empty_list(params, "Actions")
+    accounts = validate.as_str_list(params, "AWSAccountIds")
+    if not accounts:
+        # AWS's answer to no principal (moto and other emulators copy it).
+        raise invalid_parameter_value("PrincipalId", "[]", "Unable to verify.")
     if len(actions) > MAX_ACTIONS:
         raise SqsError(
             "OverLimit", f"{len(actions)} Actions were found, maximum allowed is {MAX_ACTIONS}."
