@@ -440,6 +440,20 @@ async def test_a_receipt_of_another_queue_is_invalid(service):
     assert error.name == "ReceiptHandleIsInvalid"
 
 
+@pytest.mark.parametrize("action", ["DeleteMessage", "ChangeMessageVisibility"])
+async def test_a_bad_receipt_sent_to_a_missing_queue_is_non_existent_queue(service, action):
+    # AWS resolves the queue before the handle.
+    one = await new_queue(service, "one")
+    await call(service, "SendMessage", {"QueueUrl": one, "MessageBody": "x"})
+    [message] = await receive(service, one)
+    missing = one.replace("/one", "/missing")
+    for handle in (message["ReceiptHandle"], "garbage"):
+        params = {"QueueUrl": missing, "ReceiptHandle": handle, "VisibilityTimeout": "5"}
+        if action == "DeleteMessage":
+            del params["VisibilityTimeout"]
+        assert (await failure(service, action, params)).name == "QueueDoesNotExist"
+
+
 async def test_a_superseded_receipt_cannot_delete(service):
     url = await new_queue(service)
     await call(service, "SendMessage", {"QueueUrl": url, "MessageBody": "x"})

@@ -4,10 +4,10 @@ ChangeMessageVisibility(+Batch)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from hopper.core.bounds import Adjustments
-from hopper.core.errors import QueueError
+from hopper.core.errors import InvalidReceipt, QueueError
 from hopper.core.model import QueueKey, Receipt, VisibilityChange
 from hopper.core.service import QueueService
 from hopper.wire import adjustments, validate
@@ -16,6 +16,8 @@ from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, missing_parameter
 from hopper.wire.queue_urls import addressed_queue
 from hopper.wire.receipts import decode_receipt
+
+T = TypeVar("T")
 
 
 def _receipt(key: QueueKey, params: Mapping[str, Any]) -> Receipt:
@@ -31,11 +33,22 @@ def _change(key: QueueKey, params: Mapping[str, Any]) -> VisibilityChange:
     return VisibilityChange(receipt, float(timeout))
 
 
+async def _read(service: QueueService, key: QueueKey, read: Callable[[], T]) -> T:
+    """`read()` the request's receipt. AWS resolves the queue before the handle, so a
+    bad handle sent to a queue that does not exist is NonExistentQueue; the lookup is
+    made only then, off the path of good handles."""
+    try:
+        return read()
+    except InvalidReceipt:
+        await service.get_queue(key)
+        raise
+
+
 async def delete_message(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
-    await service.delete(key, _receipt(key, params))
+    await service.delete(key, await _read(service, key, lambda: _receipt(key, params)))
     return {}
 
 
@@ -44,7 +57,8 @@ async def change_message_visibility(
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
     adjusted = Adjustments()
-    await service.change_visibility(key, _change(key, params), adjusted)
+    change = await _read(service, key, lambda: _change(key, params))
+    await service.change_visibility(key, change, adjusted)
     adjustments.tell(ctx, adjusted)
     return {}
 
