@@ -9,13 +9,15 @@ and is rate-limited by that key.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from hopper.auth.credentials import Keys
+from hopper.auth.credentials import CredentialsError, Keys, load_file, parse_environment
 from hopper.auth.sigv4 import Arrival, verify
 from hopper.auth.throttle import RateLimiter
+from hopper.settings import Settings, SettingsError
 
 
 @dataclass
@@ -36,3 +38,29 @@ class Gate:
         if self.limiter is not None:
             self.limiter.take(credential.access_key)
         return credential.account_id
+
+
+def from_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> Gate | None:
+    """The gate `settings` ask for; None when there is nothing to check. Raises
+    SettingsError when `--auth sigv4` has no usable credentials."""
+    keys = _keys(settings, os.environ if environ is None else environ)
+    limiter = None if settings.rate_limit is None else RateLimiter(settings.rate_limit)
+    if keys is None and limiter is None:
+        return None
+    return Gate(settings.account_id, keys, limiter)
+
+
+def _keys(settings: Settings, environ: Mapping[str, str]) -> Keys | None:
+    if settings.auth == "off":
+        return None
+    try:
+        if settings.credentials_file is not None:
+            return load_file(settings.credentials_file)
+        inline = environ.get("HOPPER_CREDENTIALS")
+        if inline:
+            return parse_environment(inline)
+    except CredentialsError as error:
+        raise SettingsError(str(error)) from None
+    raise SettingsError(
+        "--auth sigv4 needs credentials: --credentials-file FILE or HOPPER_CREDENTIALS"
+    )
