@@ -500,7 +500,9 @@ def select_message_attributes(
     attributes: Mapping[str, MessageAttribute], requested: Iterable[str]
 ) -> dict[str, MessageAttribute]:
     """The user attributes `MessageAttributeNames` selects: `All` or `.*` for every one,
-    `prefix.*` for names starting with `prefix.`, otherwise exact names."""
+    `prefix.*` for names starting with `prefix` (AWS gives `Hello` and `Help.Me` for
+    `Hel.*`: LocalStack's AWS snapshot test_receive_message_message_attribute_names_filters),
+    otherwise exact names."""
     patterns = list(requested)
     if any(pattern in ("All", ".*") for pattern in patterns):
         return dict(attributes)
@@ -513,7 +515,7 @@ def select_message_attributes(
 
 def _matches(name: str, pattern: str) -> bool:
     if pattern.endswith(".*"):
-        return name.startswith(pattern[:-1])
+        return name.startswith(pattern[:-2])
     return name == pattern
 
 
