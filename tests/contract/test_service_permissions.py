@@ -39,7 +39,7 @@ async def test_the_first_permission_creates_the_policy_document(service: QueueSe
     await service.create_queue(key("q"), {}, {})
     await service.add_permission(key("q"), "send", statement("send"), POLICY_ID)
     assert await policy(service) == {
-        "Version": "2012-10-17",
+        "Version": "2008-10-17",
         "Id": POLICY_ID,
         "Statement": [statement("send")],
     }

@@ -142,7 +142,7 @@ def test_permissions_are_added_to_and_removed_from_the_policy(sqs):
     )
     text = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])["Attributes"]
     policy = json.loads(text["Policy"])
-    assert policy["Version"] == "2012-10-17"
+    assert policy["Version"] == "2008-10-17"
     assert policy["Id"] == f"{arn}/SQSDefaultPolicy"
     assert policy["Statement"] == [
         {

@@ -80,7 +80,7 @@ async def test_add_permission_writes_the_policy_as_aws_shapes_it(service):
     await new_queue(service)
     await call(service, "AddPermission", permission("send", ["111111111111"], ["SendMessage"]))
     assert await policy(service) == {
-        "Version": "2012-10-17",
+        "Version": "2008-10-17",
         "Id": f"{ARN}/SQSDefaultPolicy",
         "Statement": [
             {

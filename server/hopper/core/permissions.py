@@ -1,7 +1,7 @@
 """AddPermission / RemovePermission: the queue's `Policy` document, statement by statement.
 
 The document is kept as JSON text in the queue's `extra` (as SetQueueAttributes stores
-a Policy), shaped as AWS shapes it: `{"Version": "2012-10-17", "Id": <policy id>,
+a Policy), shaped as AWS shapes it: `{"Version": "2008-10-17", "Id": <policy id>,
 "Statement": [...]}`, one statement per label (its `Sid`). The wire layer builds each
 statement, since it holds the ARN spellings. Nothing is enforced: hopper serves one
 account and grants every request.
@@ -16,7 +16,10 @@ from typing import Any
 from hopper.core.errors import InvalidParameter
 
 ATTRIBUTE = "Policy"
-VERSION = "2012-10-17"
+# The version AWS writes into a policy that AddPermission creates (LocalStack's
+# AWS-recorded snapshot test_sqs_permission_lifecycle); a policy set as an attribute
+# keeps its own.
+VERSION = "2008-10-17"
 
 
 def with_statement(
