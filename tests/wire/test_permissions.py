@@ -136,7 +136,7 @@ async def test_removing_an_unknown_label_is_an_invalid_parameter_value(service):
     error = await failure(service, "RemovePermission", {"QueueUrl": URL, "Label": "nope"})
     assert (error.name, error.message) == (
         "InvalidParameterValue",
-        "Value nope for parameter Label is invalid. Reason: can't find label on existing policy.",
+        "Value nope for parameter Label is invalid. Reason: can't find label.",
     )
 
 

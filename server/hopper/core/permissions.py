@@ -42,7 +42,7 @@ def without_statement(policy_text: str | None, label: str) -> str | None:
     statements = _statements(policy) if policy is not None else []
     kept = [s for s in statements if s.get("Sid") != label]
     if policy is None or len(kept) == len(statements):
-        raise InvalidParameter("Label", label, "can't find label on existing policy.")
+        raise InvalidParameter("Label", label, "can't find label.")
     if not kept:
         return None
     policy["Statement"] = kept
