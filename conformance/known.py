@@ -1,4 +1,6 @@
-"""known_differences.toml: the reviewed differences, each with its reason.
+"""known_differences.toml: the reviewed differences, each with its reason; and
+pending_fixes.toml: differences where hopper is wrong about AWS, reported and awaiting
+their fix (counted apart, printed on every run, never "known").
 
 An entry matches a difference when its `scenario` and `path` match (shell-style
 patterns, `fnmatch`) and, where given, `hopper` and `moto` match the two values
@@ -18,6 +20,7 @@ from typing import Any
 from conformance.compare import Difference
 
 KNOWN_FILE = Path(__file__).with_name("known_differences.toml")
+PENDING_FILE = Path(__file__).with_name("pending_fixes.toml")
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class KnownDifference:
     hopper: str | None = None
     moto: str | None = None
     stores: tuple[str, ...] = ()
+    pending: bool = False  # hopper is wrong here: a reported fix, not a difference
 
     def matches(self, scenario: str, store: str, difference: Difference) -> bool:
         return (
@@ -41,9 +45,18 @@ class KnownDifference:
 
 def load(path: Path = KNOWN_FILE) -> list[KnownDifference]:
     """The entries of `path`; raises ValueError on an entry without a reason."""
+    return _entries(path, "difference", pending=False)
+
+
+def load_pending(path: Path = PENDING_FILE) -> list[KnownDifference]:
+    """The pending fixes of `path` (absent file: none)."""
+    return _entries(path, "pending", pending=True) if path.exists() else []
+
+
+def _entries(path: Path, table: str, *, pending: bool) -> list[KnownDifference]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     entries = []
-    for number, raw in enumerate(data.get("difference", []), start=1):
+    for number, raw in enumerate(data.get(table, []), start=1):
         if not str(raw.get("reason", "")).strip():
             raise ValueError(f"{path.name}: difference #{number} has no reason")
         entries.append(
@@ -54,6 +67,7 @@ def load(path: Path = KNOWN_FILE) -> list[KnownDifference]:
                 hopper=raw.get("hopper"),
                 moto=raw.get("moto"),
                 stores=tuple(raw.get("stores", ())),
+                pending=pending,
             )
         )
     return entries

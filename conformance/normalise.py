@@ -3,7 +3,9 @@
 Replaced: message ids and receipt handles (by numbered placeholders, `<MessageId#1>`,
 numbered in order of first appearance, so "the same message" still compares equal),
 FIFO sequence numbers, request ids, timestamps, the sender id, and the host, port and
-account of queue URLs and ARNs. Kept as they are: everything else — MD5 digests above
+account of queue URLs and ARNs; JSON-valued attributes (Policy, RedrivePolicy,
+RedriveAllowPolicy) are re-spelled compactly, so they compare as JSON. Kept as they
+are: everything else — MD5 digests above
 all, which must be byte-exact on every server.
 
 Receive order is best effort on AWS, and list order of ListQueues is unspecified, so
@@ -13,11 +15,12 @@ Receive order is best effort on AWS, and list order of ListQueues is unspecified
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
 # Keys whose values are identities of one server's making: numbered placeholders.
-NUMBERED = ("MessageId", "ReceiptHandle", "SequenceNumber")
+NUMBERED = ("MessageId", "ReceiptHandle", "SequenceNumber", "TaskHandle")
 # Keys whose values are the server's clock or identity: one fixed placeholder.
 FIXED = {
     "SentTimestamp": "<timestamp>",
@@ -27,7 +30,10 @@ FIXED = {
     "SenderId": "<SenderId>",
     "RequestId": "<RequestId>",
     "NextToken": "<NextToken>",  # opaque, of the server's making
+    "StartedTimestamp": "<timestamp>",  # a move task's, a number in JSON
 }
+# Attributes whose value is a JSON document: compared as JSON, not as spelled (spaces).
+JSON_VALUED = ("Policy", "RedrivePolicy", "RedriveAllowPolicy")
 _URL = re.compile(r"https?://[^/\s\"'<>]+/\d{12}/")
 _ARN = re.compile(r"arn:aws:sqs:[a-z0-9-]+:\d{12}:")
 _BARE_ENDPOINT = re.compile(r"^https?://[^/\s]+/?$")
@@ -111,14 +117,23 @@ def _replace(value: Any, known: dict[str, str], key: str | None = None) -> Any:
         return {k: _replace(v, known, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_replace(v, known, key) for v in value]
-    if not isinstance(value, str):
-        return value
     if key in FIXED:
         return FIXED[key]
+    if not isinstance(value, str):
+        return value
+    if key in JSON_VALUED:
+        value = _compact_json(value)
     # a short value ("2") is an id only where the key says so, not a count elsewhere
     if value in known and (key in NUMBERED or len(value) >= 8):
         return known[value]
     return normalise_text(value, known)
+
+
+def _compact_json(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    except ValueError:
+        return text
 
 
 def normalise_text(text: str, known: dict[str, str] | None = None) -> str:

@@ -32,6 +32,8 @@ class Outcome:
     def verdict(self) -> str:
         if self.unexpected:
             return "unexpected"
+        if any(entry.pending for _, entry in self.known):
+            return "pending"
         return "known" if self.known else "same"
 
 
@@ -81,22 +83,26 @@ def judge(
 
 
 def summary(outcomes: list[Outcome]) -> str:
-    counts = {verdict: 0 for verdict in ("same", "known", "unexpected")}
+    counts = {verdict: 0 for verdict in ("same", "known", "pending", "unexpected")}
     for outcome in outcomes:
         counts[outcome.verdict] += 1
     return (
         f"{len(outcomes)} scenarios: {counts['same']} same, "
-        f"{counts['known']} known differences, {counts['unexpected']} unexpected"
+        f"{counts['known']} known differences, {counts['pending']} pending hopper fixes, "
+        f"{counts['unexpected']} unexpected"
     )
 
 
 def report_lines(outcome: Outcome, verbose: bool) -> list[str]:
     """The per-scenario line, then its unexpected differences (and known ones if
     `verbose`)."""
-    label = {"same": "same      ", "known": "known     ", "unexpected": "UNEXPECTED"}
+    label = {"same": "same      ", "known": "known     ", "pending": "PENDING   ",
+             "unexpected": "UNEXPECTED"}
     extra = f" ({len(outcome.known)} known)" if outcome.known else ""
     lines = [f"  {label[outcome.verdict]} {outcome.scenario}{extra}"]
     lines += [f"      {d.describe()}" for d in outcome.unexpected]
+    reasons = dict.fromkeys(entry.reason for _, entry in outcome.known if entry.pending)
+    lines += [f"      pending fix: {reason}" for reason in reasons]
     if verbose:
         lines += [f"      known: {d.describe()}" for d, _ in outcome.known]
     return lines

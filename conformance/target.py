@@ -53,6 +53,8 @@ _QUERY_NAMES = {
     "MessageSystemAttributeNames": "MessageSystemAttributeName",
     "Tags": "Tag",
     "TagKeys": "TagKey",
+    "AWSAccountIds": "AWSAccountId",
+    "Actions": "ActionName",
 }
 
 

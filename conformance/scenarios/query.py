@@ -3,6 +3,7 @@ and its error shapes (`<Error><Type/><Code/>`)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conformance.registry import scenario
@@ -144,4 +145,30 @@ def query_receive_gives_messages_as_a_list(t: Target) -> list[dict]:
                                         "WaitTimeSeconds": "1"})
     # the element is repeated, one per message, never wrapped in a <Messages> list
     listed((answer.get("result") or {}).get("Message"))
+    return t.answers
+
+
+@scenario
+def query_add_and_remove_permission(t: Target) -> list[dict]:
+    url = _queue(t)
+    t.query("AddPermission", {"QueueUrl": url, "Label": "friend", "AWSAccountIds": [
+        "111122223333", "444455556666"], "Actions": ["SendMessage", "DeleteMessage"]})
+    t.query("GetQueueAttributes", {"QueueUrl": url, "AttributeNames": ["Policy"]})
+    t.query("RemovePermission", {"QueueUrl": url, "Label": "friend"})
+    t.query("RemovePermission", {"QueueUrl": url, "Label": "friend"})
+    return t.answers
+
+
+@scenario
+def query_dead_letter_sources_and_message_move_tasks(t: Target) -> list[dict]:
+    dead = _queue(t, "dlq")
+    arn = t.query("GetQueueAttributes", {"QueueUrl": dead, "AttributeNames": ["QueueArn"]})
+    named = listed((arn.get("result") or {}).get("Attribute"))
+    dead_arn = next(str(a["Value"]) for a in named if a.get("Name") == "QueueArn")
+    policy = json.dumps({"deadLetterTargetArn": dead_arn, "maxReceiveCount": 1})
+    _queue(t, "source", RedrivePolicy=policy)
+    t.query("ListDeadLetterSourceQueues", {"QueueUrl": dead})
+    t.query("StartMessageMoveTask", {"SourceArn": dead_arn, "MaxNumberOfMessagesPerSecond": "5"})
+    t.query("ListMessageMoveTasks", {"SourceArn": dead_arn, "MaxResults": "10"})
+    t.query("CancelMessageMoveTask", {"TaskHandle": "garbage"})
     return t.answers
