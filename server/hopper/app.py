@@ -7,7 +7,9 @@ from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 
+from hopper.auth.gate import from_settings
 from hopper.core.service import QueueService
+from hopper.declared import apply, declared_queues, guarded
 from hopper.http import Handler, routes
 from hopper.settings import Settings, load
 from hopper.store.base import QueueStore
@@ -16,11 +18,16 @@ from hopper.store.base import QueueStore
 def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> Starlette:
     """The ASGI app for `settings`: the in-memory store unless `database_url` is set,
     then PostgreSQL (migrated at start-up). `actions` replaces the SQS action table
-    (tests only). The store opens in the app's lifespan and closes with it."""
+    (tests only). The store opens in the app's lifespan and closes with it; the queues
+    declared in `settings.config` are created or updated as it opens. Raises
+    SettingsError for unusable credentials or declarations."""
     if actions is None:
         from hopper.wire.actions import ACTIONS
 
         actions = ACTIONS
+    declared = [] if settings.config is None else declared_queues(settings.config, settings)
+    if settings.declared_queues_only:
+        actions = guarded(actions)
     floor = settings.visibility_floor
     service = QueueService(
         make_store(settings),
@@ -36,11 +43,14 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
         try:
+            if declared:
+                await apply(service, declared)
             yield
         finally:
             await service.close()
 
-    app = Starlette(routes=routes(service, settings, actions), lifespan=lifespan)
+    gate = from_settings(settings)
+    app = Starlette(routes=routes(service, settings, actions, gate), lifespan=lifespan)
     app.state.service = service
     app.state.settings = settings
     return app

@@ -61,6 +61,22 @@ def _parser() -> argparse.ArgumentParser:
         "--relaxed-timing", action="store_const", const=True,
         help="drop AWS's 60-second rules (re-create after delete, purge interval)",
     )
+    serve.add_argument("--auth", choices=["off", "sigv4"], help="verify AWS SigV4 (default off)")
+    serve.add_argument(
+        "--credentials-file", metavar="FILE",
+        help="TOML [[credentials]]: access_key, secret_key, account_id (--auth sigv4)",
+    )
+    serve.add_argument(
+        "--rate-limit", type=int, metavar="N",
+        help="requests per second per access key (per client address with auth off)",
+    )
+    serve.add_argument(
+        "--config", metavar="FILE", help="TOML file: [settings] and declared [[queues]]"
+    )
+    serve.add_argument(
+        "--declared-queues-only", action="store_const", const=True,
+        help="refuse CreateQueue (but of an existing queue) and DeleteQueue over the API",
+    )
     for command in (serve, commands.add_parser("migrate", help="migrate the database schema")):
         command.add_argument("--database-url")
         command.add_argument("--database-schema")
@@ -121,15 +137,30 @@ def _serve(settings: Settings) -> int:
         "http": "httptools" if _importable("httptools") else "auto",
         "lifespan": "on",
     }
+    try:
+        # Built before uvicorn starts (also for workers, which build their own), so
+        # unusable credentials or declarations are one clear line, not a traceback.
+        app = create_app(settings)
+    except SettingsError as error:
+        print(f"hopper: {error}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    log.info("hopper: auth %s%s", settings.auth, _rate_text(settings))
     if settings.workers > 1:
         return _serve_workers(settings, options)
-    config = uvicorn.Config(create_app(settings), **options)
+    config = uvicorn.Config(app, **options)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to
     # the handler that was installed before it; a clean shutdown should exit 0 instead.
     for handled in (signal.SIGINT, signal.SIGTERM):
         signal.signal(handled, lambda *_: None)
     uvicorn.Server(config).run()
     return 0
+
+
+def _rate_text(settings: Settings) -> str:
+    if settings.rate_limit is None:
+        return ""
+    caller = "access key" if settings.auth != "off" else "client address"
+    return f", rate limit {settings.rate_limit} requests/s per {caller}"
 
 
 def _workers_refusal(settings: Settings) -> str | None:

@@ -7,6 +7,7 @@ is, a core `QueueError` through `errors.from_core`, anything else as InternalFai
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -16,6 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from hopper.auth.gate import Gate
+from hopper.auth.sigv4 import Arrival
 from hopper.core.errors import QueueError
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
@@ -30,13 +33,17 @@ log = logging.getLogger("hopper.http")
 
 
 def routes(
-    service: QueueService, settings: Settings, actions: Mapping[str, Handler]
+    service: QueueService,
+    settings: Settings,
+    actions: Mapping[str, Handler],
+    gate: Gate | None = None,
 ) -> list[Route]:
     """The server's routes: the service endpoint `/`, queue URLs `/<account>/<name>`
-    (both protocols, GET and POST) and `/health`. Other paths are unknown operations."""
+    (both protocols, GET and POST) and `/health`. Other paths are unknown operations.
+    `gate` (authentication, rate limits) admits each SQS request; None admits all."""
 
     async def sqs(request: Request) -> Response:
-        return await _serve(request, service, settings, actions)
+        return await _serve(request, service, settings, actions, gate)
 
     return [
         Route("/health", _health, methods=["GET"]),
@@ -56,11 +63,15 @@ async def _unknown_path(request: Request) -> Response:
 
 
 async def _serve(
-    request: Request, service: QueueService, settings: Settings, actions: Mapping[str, Handler]
+    request: Request,
+    service: QueueService,
+    settings: Settings,
+    actions: Mapping[str, Handler],
+    gate: Gate | None,
 ) -> Response:
     ctx = _context(request, settings)
     try:
-        result, action = await _dispatch(request, ctx, service, settings, actions)
+        result, action = await _dispatch(request, ctx, service, settings, actions, gate)
     except errors.SqsError as error:
         return _response(_render_error(ctx.protocol, error, ctx.request_id))
     except QueueError as error:
@@ -79,10 +90,15 @@ async def _dispatch(
     service: QueueService,
     settings: Settings,
     actions: Mapping[str, Handler],
+    gate: Gate | None,
 ) -> tuple[dict[str, Any], str]:
     body = await protocol.read_bounded(
         request.stream(), request.headers.get("content-length"), settings.max_body_bytes
     )
+    if gate is not None:
+        # The signature covers the body, so the gate needs it whole.
+        client = request.client.host if request.client else None
+        ctx = dataclasses.replace(ctx, account=gate.admit(_arrival(request, body), client))
     if ctx.protocol == "json":
         action, params = protocol.decode_json(request.headers.get("x-amz-target"), body)
     else:
@@ -109,6 +125,18 @@ def _context(request: Request, settings: Settings) -> RequestContext:
         path_queue=path_queue,
         trace_header=request.headers.get("x-amzn-trace-id"),
         request_id=_new_id(),
+    )
+
+
+def _arrival(request: Request, body: bytes) -> Arrival:
+    # The bytes as sent: a signature is over the percent-encoded path and query.
+    raw_path = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
+    return Arrival(
+        method=request.method,
+        path=raw_path.decode("latin-1"),
+        query=request.scope["query_string"].decode("latin-1"),
+        headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
+        body=body,
     )
 
 

@@ -24,6 +24,16 @@ class Settings:
     workers: int = 1  # server processes; more than one needs the database
     # Seconds: shorter visibility timeouts are raised to it (None: no floor).
     visibility_floor: int | None = None
+    # "off" or "sigv4": verify AWS Signature V4 against the credentials (hopper.auth).
+    auth: str = "off"
+    # A TOML file of [[credentials]] (else HOPPER_CREDENTIALS holds them inline).
+    credentials_file: str | None = None
+    # Requests per second per access key (per client address with auth off); None: no limit.
+    rate_limit: int | None = None
+    # A TOML file: [settings] under flags and environment, [[queues]] declared at start-up.
+    config: str | None = None
+    # Refuse CreateQueue (of anything but an existing queue, unchanged) and DeleteQueue.
+    declared_queues_only: bool = False
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor
@@ -31,11 +41,19 @@ class Settings:
             raise SettingsError(
                 f"the visibility floor must be 1 to {MAX_VISIBILITY_FLOOR} seconds, not {floor}"
             )
+        if self.auth not in AUTH_MODES:
+            raise SettingsError(f"--auth must be one of {', '.join(AUTH_MODES)}, not {self.auth!r}")
+        if self.rate_limit is not None and self.rate_limit < 1:
+            raise SettingsError(
+                f"the rate limit must be at least 1 request per second, not {self.rate_limit}"
+            )
 
 
 class SettingsError(ValueError):
     """A setting's value could not be understood (the message names it)."""
 
+
+AUTH_MODES = ("off", "sigv4")
 
 # A floor can be at most SQS's longest visibility timeout (12 hours).
 MAX_VISIBILITY_FLOOR = 43_200
@@ -61,6 +79,11 @@ def load(
         text = environ.get("HOPPER_" + spec.name.upper())
         if text is not None:
             values[spec.name] = _parse(spec, text)
+    if values.get("config") is not None:
+        # The config file's [settings] sit under flags and environment.
+        from hopper.declared import file_settings
+
+        values = {**file_settings(values["config"]), **values}
     return dataclasses.replace(Settings(), **values)
 
 
