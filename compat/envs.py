@@ -3,16 +3,21 @@
 Installs are cached under `CACHE` (compat/.venvs, gitignored; HOPPER_COMPAT_CACHE
 moves it) and stamped with what was asked for, so a second run reuses them and a
 changed pin reinstalls. An install that fails raises SetupError with the installer's
-output: a client that cannot be installed fails its run, it is never skipped.
+output: a client that cannot be installed fails its run, it is never skipped. Several
+runs may share the cache (test runs in one working tree): each install holds a file
+lock, so a run waits for another's install instead of racing it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from compat.clients import Client
@@ -36,13 +41,15 @@ def python_for(client: Client) -> Path:
     wanted = "\n".join([sys.version.split()[0], *client.requirements])
     stamp = venv / STAMP
     python = venv / "bin" / "python"
-    if stamp.exists() and python.exists() and stamp.read_text() == wanted:
-        return python
-    shutil.rmtree(venv, ignore_errors=True)
-    _run([sys.executable, "-m", "venv", str(venv)], f"creating the {client.name} virtualenv")
-    _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-          "--no-input", *client.requirements], f"installing {' '.join(client.requirements)}")
-    stamp.write_text(wanted)
+    with _locked(client.name):
+        if stamp.exists() and python.exists() and stamp.read_text() == wanted:
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        _run([sys.executable, "-m", "venv", str(venv)], f"creating the {client.name} virtualenv")
+        _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+              "--no-input", *client.requirements],
+             f"installing {' '.join(client.requirements)}")
+        stamp.write_text(wanted)
     return python
 
 
@@ -51,14 +58,26 @@ def node_ready() -> Path:
     lock = NODE_DIR / "package-lock.json"
     wanted = hashlib.sha256(lock.read_bytes()).hexdigest()
     stamp = NODE_DIR / "node_modules" / STAMP
-    if stamp.exists() and stamp.read_text() == wanted:
-        return NODE_DIR
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        raise SetupError("node and npm must be on PATH for the Node clients")
-    _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], "npm ci", cwd=NODE_DIR)
-    stamp.write_text(wanted)
+    with _locked("node"):
+        if stamp.exists() and stamp.read_text() == wanted:
+            return NODE_DIR
+        npm = shutil.which("npm")
+        if npm is None or shutil.which("node") is None:
+            raise SetupError("node and npm must be on PATH for the Node clients")
+        _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], "npm ci",
+             cwd=NODE_DIR)
+        stamp.write_text(wanted)
     return NODE_DIR
+
+
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    """Hold CACHE/<name>.lock while installing `name` (released when the file closes,
+    also if this process dies)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"{name}.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
