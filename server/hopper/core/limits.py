@@ -16,6 +16,8 @@ MAX_QUEUE_NAME_LENGTH = 80
 MAX_LIST_QUEUES_RESULTS = 1_000
 MAX_TAGS_PER_QUEUE = 50
 DEDUPLICATION_WINDOW_SECONDS = 300
+# A ReceiveRequestAttemptId names its receive for this long after it was made.
+RECEIVE_ATTEMPT_WINDOW_SECONDS = 300
 MIN_MAX_RECEIVE_COUNT = 1
 MAX_MAX_RECEIVE_COUNT = 1_000
 # Seconds SQS makes you wait after DeleteQueue before re-creating the name, and

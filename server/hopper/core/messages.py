@@ -6,11 +6,12 @@ raises the QueueError SQS would answer with. Texts are AWS's where known.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Mapping
 
-from hopper.core import limits
+from hopper.core import fifo, limits
 from hopper.core.errors import (
     InvalidMessageContents,
     InvalidParameter,
@@ -26,8 +27,6 @@ _ATTRIBUTE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
 _RESERVED_PREFIXES = ("aws.", "amazon.")
 _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[^\s]+)?")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-# MessageGroupId and MessageDeduplicationId: 1..128 alphanumerics and punctuation.
-_TOKEN_ID = re.compile(r"[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}")
 _NOT_FOR_QUEUE_TYPE = "The request include parameter that is not valid for this queue type."
 _NO_DEDUPLICATION = (
     "The queue should either have ContentBasedDeduplication enabled or "
@@ -100,7 +99,9 @@ def _fifo_message(draft: MessageDraft, config: QueueConfig, message_id: str) -> 
             raise InvalidParameterRule("MessageDeduplicationId", "", _NO_DEDUPLICATION)
         deduplication_id = hashlib.sha256(draft.body.encode("utf-8")).hexdigest()
     _check_token_id("MessageDeduplicationId", deduplication_id)
-    return _new(draft, message_id, delay=config.delay_seconds, deduplication_id=deduplication_id)
+    message = _new(draft, message_id, delay=config.delay_seconds, deduplication_id=deduplication_id)
+    key = fifo.deduplication_key(config, draft.group_id, deduplication_id)
+    return message if key is None else dataclasses.replace(message, deduplication_key=key)
 
 
 def _new(
@@ -118,7 +119,7 @@ def _new(
 
 
 def _check_token_id(parameter: str, value: str | None) -> None:
-    if value is not None and _TOKEN_ID.fullmatch(value) is None:
+    if value is not None and fifo.TOKEN_ID.fullmatch(value) is None:
         raise InvalidParameter(
             parameter,
             value,

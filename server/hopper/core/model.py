@@ -53,6 +53,10 @@ class QueueConfig:
     # hopper's depth ceiling: at most this many messages (visible, in flight, delayed);
     # None (the default) is unbounded, as on AWS.
     maximum_depth: int | None = None
+    # FIFO: deduplication ids are scoped to their message group (DeduplicationScope
+    # messageGroup). Decided when the queue is created and kept, as AWS keeps it: a later
+    # SetQueueAttributes changes the attribute shown, not how sends are deduplicated.
+    group_deduplication: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,14 @@ class NewMessage:
     delay: float = 0.0
     group_id: str | None = None
     deduplication_id: str | None = None
+    # FIFO: the key the deduplication window is kept under when it is not the
+    # deduplication id itself (DeduplicationScope messageGroup: group and id together).
+    deduplication_key: str | None = None
+
+    @property
+    def window_key(self) -> str | None:
+        """What a store deduplicates this message by (FIFO window or live key)."""
+        return self.deduplication_key or self.deduplication_id
 
 
 @dataclass(frozen=True)

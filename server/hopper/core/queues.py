@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from hopper.core import fifo as fifo_rules
 from hopper.core import limits
 from hopper.core.errors import (
     InvalidAttributeName,
@@ -31,9 +32,11 @@ FIFO_NAME_RULE = (
     "The name of a FIFO queue can only include alphanumeric characters, hyphens, or "
     "underscores, must end with .fifo suffix and be 1 to 80 in length"
 )
-_FIELDS = frozenset(f.name for f in dataclasses.fields(QueueConfig))
+# group_deduplication follows from DeduplicationScope at creation: not set directly.
+_FIELDS = frozenset(f.name for f in dataclasses.fields(QueueConfig)) - {"group_deduplication"}
 # Attributes that exist only on FIFO queues: on a standard queue SQS does not know them.
 _FIFO_ONLY = ("content_based_deduplication",)
+_FIFO_ONLY_EXTRA = (fifo_rules.DEDUPLICATION_SCOPE, fifo_rules.FIFO_THROUGHPUT_LIMIT)
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 
@@ -55,6 +58,9 @@ def check_fields(settings: Mapping[str, Any], *, fifo: bool) -> None:
         for name in _FIFO_ONLY:
             if name in settings:
                 raise InvalidAttributeName(name)
+        for name in _FIFO_ONLY_EXTRA:
+            if name in settings.get("extra", {}):
+                raise InvalidAttributeName(name)
 
 
 def new_config(settings: Mapping[str, Any]) -> QueueConfig:
@@ -63,6 +69,9 @@ def new_config(settings: Mapping[str, Any]) -> QueueConfig:
     check_fields(settings, fifo=fifo)
     values = dict(settings)
     values["extra"] = dict(settings.get("extra", {}))
+    if fifo:
+        fifo_rules.check_throughput_limit(values["extra"])
+        values["group_deduplication"] = fifo_rules.groups_deduplicate(values["extra"])
     return QueueConfig(**values)
 
 
@@ -82,6 +91,10 @@ def changed_config(config: QueueConfig, settings: Mapping[str, Any]) -> QueueCon
             extra.pop(name, None)
         else:
             extra[name] = text
+    if config.fifo:
+        fifo_rules.check_throughput_limit(extra)
+    # group_deduplication stays as created (AWS: a later DeduplicationScope is shown, but
+    # sends are deduplicated as before).
     return dataclasses.replace(config, **values, extra=extra)
 
 

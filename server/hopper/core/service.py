@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from hopper.core import limits, messages, pages, permissions, queues, redrive_allow
+from hopper.core import fifo, limits, messages, pages, permissions, queues, redrive_allow
 from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import (
@@ -346,25 +346,36 @@ class QueueService:
         visibility_timeout: float | None = None,
         wait_time: float | None = None,
         adjustments: Adjustments | None = None,
+        attempt_id: str | None = None,
     ) -> list[Delivery]:
         """ReceiveMessage. None means the queue's default. With a wait time, returns as
         soon as any message can be delivered, or empty at the deadline. A lease shorter
         than the visibility floor is raised to it (noted in `adjustments`). Raises
         InvalidParameter for values out of range, and OverLimit on a standard queue
         holding max_in_flight messages in flight, when not long polling (as AWS: a long
-        poll just finds nothing until leases end)."""
+        poll just finds nothing until leases end).
+
+        `attempt_id` (ReceiveRequestAttemptId, FIFO only, ignored on standard queues as
+        AWS documents it for FIFO alone): a retry within 5 minutes gets the deliveries
+        of the receive that used it again, with a fresh lease, while none of them was
+        deleted, delivered again or had its visibility changed; once one was, the retry
+        is a receive like any other. Raises InvalidParameter for an attempt id that is
+        not 1 to 128 alphanumerics and punctuation."""
         record = await self.get_queue(key)
         _check_receive(max_messages, visibility_timeout, wait_time)
+        attempt = attempt_id if key.is_fifo else None
+        if attempt is not None:
+            fifo.check_attempt_id(attempt)
         config = record.config
         lease = config.visibility_timeout if visibility_timeout is None else visibility_timeout
         lease = floored(lease, self.visibility_floor, adjustments)
         wait = config.receive_message_wait_time_seconds if wait_time is None else wait_time
         if wait <= 0:
-            deliveries = await self._claim(key, config, max_messages, lease)
+            deliveries = await self._claim(key, config, max_messages, lease, attempt)
             if not deliveries and await self._in_flight_room(key) == 0:
                 raise OverLimit(_TOO_MANY_IN_FLIGHT)
             return deliveries
-        return await self._long_poll(key, config, max_messages, lease, wait)
+        return await self._long_poll(key, config, max_messages, lease, wait, attempt)
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises
@@ -477,7 +488,12 @@ class QueueService:
     # --- receiving ------------------------------------------------------------------
 
     async def _claim(
-        self, key: QueueKey, config: QueueConfig, max_messages: int, lease: float
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        max_messages: int,
+        lease: float,
+        attempt_id: str | None = None,
     ) -> list[Delivery]:
         """Claim up to max_messages, fewer when the in-flight limit leaves less room
         (none at all at the limit)."""
@@ -486,7 +502,7 @@ class QueueService:
             return []
         deliveries = await self.store.receive(
             key, max_messages=min(max_messages, room), visibility_timeout=lease,
-            now=self.clock.now(),
+            now=self.clock.now(), attempt_id=attempt_id,
         )
         self.in_flight.claimed(key, len(deliveries))
         if config.dead_letter is not None:
@@ -506,7 +522,13 @@ class QueueService:
         return await self.in_flight.room(key, measure)
 
     async def _long_poll(
-        self, key: QueueKey, config: QueueConfig, max_messages: int, lease: float, wait: float
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        max_messages: int,
+        lease: float,
+        wait: float,
+        attempt_id: str | None = None,
     ) -> list[Delivery]:
         """Claim; if nothing came, sleep until a wake-up, the earliest visibility deadline,
         the fallback interval or the poll's own deadline, whichever is first; repeat.
@@ -518,7 +540,7 @@ class QueueService:
                 # Deadlines are looked up as of the claim: a lease that runs out between
                 # the claim and the look-up must still cut the pause short.
                 looked_at = self.clock.now()
-                deliveries = await self._claim(key, config, max_messages, lease)
+                deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
                 remaining = deadline - loop.time()
                 if deliveries or remaining <= 0:
                     return deliveries

@@ -134,6 +134,7 @@ class QueueStore(Protocol):
         max_messages: int,
         visibility_timeout: float,
         now: float | None,
+        attempt_id: str | None = None,
     ) -> list[Delivery]:
         """Claim up to `max_messages` receivable messages, approximately oldest first, in
         one atomic step. Each claimed message: receive count + 1, a fresh fencing token
@@ -150,7 +151,17 @@ class QueueStore(Protocol):
         message in flight is claimed. On a standard queue, fair-queue priority applies
         (core/fairness.py): while a tenant (group id) is noisy, the other tenants'
         receivable messages are claimed first, and noisy tenants' after them, the
-        tenant with the fewest in flight first. Raises QueueNotFound."""
+        tenant with the fewest in flight first.
+
+        FIFO receive attempts (ReceiveRequestAttemptId): with `attempt_id` on a FIFO
+        queue, when an earlier receive of the queue with that id claimed messages less
+        than 300 seconds ago and none of them changed since (each still in the queue,
+        with the token and lease deadline that receive or a replay of it left), the same
+        deliveries are returned again (same tokens and receive counts: no new delivery)
+        with their lease reset to now + visibility_timeout. Otherwise the receive claims
+        as above and, when it claimed anything, is recorded under `attempt_id` (replacing
+        an earlier attempt of that id). Ignored on standard queues. Raises
+        QueueNotFound."""
         ...
 
     async def delete(
@@ -219,7 +230,9 @@ class QueueStore(Protocol):
         self, source: QueueKey, destination: QueueKey | None, *, limit: int, now: float | None
     ) -> int:
         """Move up to `limit` receivable messages of `source`, oldest first, in one atomic
-        step, to `destination`, or (None) each back to its `dead_letter_source`. Returns
+        step, to `destination`, or (None) each back to its `dead_letter_source`. A FIFO
+        source gives up only what a receive could claim (no message of a group with a
+        message in flight, or behind one not yet visible), so each group moves in order. Returns
         how many moved. A moved message keeps its id, body, attributes and sent time, and
         arrives as a fresh delivery candidate: visible at once, receive count 0, no
         delivery (token 0, so no earlier receipt names it), first_received_at unset,

@@ -52,11 +52,21 @@ class _Message:
 
 
 @dataclass
+class _Attempt:
+    """A FIFO receive made with a ReceiveRequestAttemptId: when, and per message it
+    delivered, the token and the lease deadline it left the message with."""
+
+    made_at: float
+    entries: list[tuple[str, int, float]]
+
+
+@dataclass
 class _Queue:
     record: QueueRecord
     # Insertion order is send order (and sequence order on FIFO queues).
     messages: dict[str, _Message] = field(default_factory=dict)
-    # deduplication id -> (first send time, the original's result)
+    # FIFO deduplication key (see NewMessage.window_key) -> (first send time, the
+    # original's result)
     sent_ids: dict[str, tuple[float, SendResult]] = field(default_factory=dict)
     # live deduplication key -> the id of the message that took it (standard queues);
     # the key is held while that message is still here and still holds it
@@ -66,6 +76,8 @@ class _Queue:
     grouped: bool = False
     last_sequence: int = 0
     last_purged_at: float | None = None
+    # FIFO: ReceiveRequestAttemptId -> the receive it names, within its window
+    attempts: dict[str, _Attempt] = field(default_factory=dict)
 
     def expired(self, message: _Message, now: float) -> bool:
         return message.stored.sent_at <= now - self.record.config.message_retention_period
@@ -83,6 +95,16 @@ class _Queue:
             del self.messages[message_id]
             return None
         return message
+
+
+def _delivery(message: _Message) -> Delivery:
+    return Delivery(
+        message=message.stored,
+        token=message.token,
+        receive_count=message.receive_count,
+        first_received_at=message.first_received_at or 0.0,
+        visible_at=message.visible_at,
+    )
 
 
 class MemoryQueueStore:
@@ -216,8 +238,9 @@ class MemoryQueueStore:
             if holder is not None:
                 return SendResult(holder.stored.id, duplicate=True)
         dedup_id = message.deduplication_id
-        if fifo and dedup_id is not None:
-            seen = queue.sent_ids.get(dedup_id)
+        window_key = message.window_key
+        if fifo and window_key is not None:
+            seen = queue.sent_ids.get(window_key)
             if seen is not None and now - seen[0] < limits.DEDUPLICATION_WINDOW_SECONDS:
                 return dataclasses.replace(seen[1], duplicate=True)
         sequence = None
@@ -241,8 +264,8 @@ class MemoryQueueStore:
         result = SendResult(message.id, sequence_number=sequence)
         if live_key is not None:
             queue.live_keys[live_key] = message.id
-        elif dedup_id is not None:
-            queue.sent_ids[dedup_id] = (now, result)
+        elif window_key is not None:
+            queue.sent_ids[window_key] = (now, result)
         return result
 
     def _live_holder(self, queue: _Queue, live_key: str, now: float) -> _Message | None:
@@ -262,9 +285,15 @@ class MemoryQueueStore:
         max_messages: int,
         visibility_timeout: float,
         now: float | None,
+        attempt_id: str | None = None,
     ) -> list[Delivery]:
         queue = self._queue(key)
         at = self._now(now)
+        attempted = attempt_id is not None and queue.record.config.fifo
+        if attempted:
+            replayed = self._replay(queue, str(attempt_id), visibility_timeout, at)
+            if replayed is not None:
+                return replayed
         deliveries: list[Delivery] = []
         for message in self._receivable(queue, at):
             if len(deliveries) >= max_messages:
@@ -272,7 +301,40 @@ class MemoryQueueStore:
             if self._dead_letter(queue, message, at):
                 continue
             deliveries.append(self._claim(message, visibility_timeout, at))
+        if attempted and deliveries:
+            self._record_attempt(queue, str(attempt_id), deliveries, at)
         return deliveries
+
+    def _replay(
+        self, queue: _Queue, attempt_id: str, visibility_timeout: float, now: float
+    ) -> list[Delivery] | None:
+        """The deliveries of the queue's attempt of this id, again and with a new lease,
+        when it is within its window and none of its messages changed since (deleted,
+        expired, delivered again, its visibility changed); else None."""
+        attempt = queue.attempts.get(attempt_id)
+        if attempt is None or now - attempt.made_at >= limits.RECEIVE_ATTEMPT_WINDOW_SECONDS:
+            return None
+        messages = []
+        for message_id, token, deadline in attempt.entries:
+            message = queue.find(message_id, now)
+            if message is None or (message.token, message.visible_at) != (token, deadline):
+                return None
+            messages.append(message)
+        replayed = []
+        for message in messages:
+            message.visible_at = now + visibility_timeout
+            replayed.append(_delivery(message))
+        attempt.entries = [(d.message.id, d.token, d.visible_at) for d in replayed]
+        return replayed
+
+    def _record_attempt(
+        self, queue: _Queue, attempt_id: str, deliveries: list[Delivery], now: float
+    ) -> None:
+        horizon = now - limits.RECEIVE_ATTEMPT_WINDOW_SECONDS
+        for old in [a for a, attempt in queue.attempts.items() if attempt.made_at <= horizon]:
+            del queue.attempts[old]
+        entries = [(d.message.id, d.token, d.visible_at) for d in deliveries]
+        queue.attempts[attempt_id] = _Attempt(now, entries)
 
     def _receivable(self, queue: _Queue, now: float) -> Iterator[_Message]:
         """Receivable messages, oldest first. On a FIFO queue a group whose oldest
@@ -324,13 +386,7 @@ class MemoryQueueStore:
             message.first_received_at = now
         message.visible_at = now + visibility_timeout
         message.received_at = now
-        return Delivery(
-            message=message.stored,
-            token=message.token,
-            receive_count=message.receive_count,
-            first_received_at=message.first_received_at,
-            visible_at=message.visible_at,
-        )
+        return _delivery(message)
 
     async def delete(
         self,
@@ -447,11 +503,16 @@ class MemoryQueueStore:
         named = None if destination is None else self._queue(destination)
         at = self._now(now)
         moved = 0
-        for message in list(queue.live(at).values()):
+        # A FIFO queue gives up its messages as a receive would, so each group moves in
+        # order and none moves past a message of its group still in flight.
+        candidates = (
+            list(self._receivable(queue, at))
+            if queue.record.config.fifo
+            else [m for m in queue.live(at).values() if m.visible_at <= at]
+        )
+        for message in candidates:
             if moved >= limit:
                 break
-            if message.visible_at > at:
-                continue
             origin = message.stored.dead_letter_source
             target = named or (None if origin is None else self._queues.get(origin))
             if target is None:

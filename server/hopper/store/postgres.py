@@ -34,8 +34,20 @@ from hopper.core.model import (
 )
 from hopper.store.base import WakeUp
 from hopper.store.listener import Listener
-from hopper.store.rows import attributes_json, config_json, delivery, move_task, record
-from hopper.store.schema import DatabaseUnreachable, checked_schema, queries, require_current
+from hopper.store.rows import (
+    attributes_json,
+    config_json,
+    delivery,
+    move_task,
+    record,
+)
+from hopper.store.schema import (
+    Connectable,
+    DatabaseUnreachable,
+    checked_schema,
+    queries,
+    require_current,
+)
 from hopper.store.vacuum import Vacuum
 
 _MAX_BIGINT = 2**63 - 1
@@ -259,6 +271,7 @@ class PostgresQueueStore:
             [m.deduplication_id for m in messages],
             float(limits.DEDUPLICATION_WINDOW_SECONDS),
             max_depth,
+            [m.window_key for m in messages],
         )
         if not messages:
             await self._require_queue(key)
@@ -282,7 +295,7 @@ class PostgresQueueStore:
             self._sql["dedup_holder"],
             key.account,
             key.name,
-            message.deduplication_id or message.id,
+            message.window_key or message.id,
         )
         if holder is None:
             # The holder's window ended between the two statements: no longer a duplicate
@@ -297,40 +310,88 @@ class PostgresQueueStore:
         max_messages: int,
         visibility_timeout: float,
         now: float | None,
+        attempt_id: str | None = None,
+    ) -> list[Delivery]:
+        with _translated(key):
+            if key.is_fifo:
+                return await self._receive_fifo(
+                    key, max_messages, visibility_timeout, now, attempt_id
+                )
+            async with self._db.acquire() as connection:
+                return await self._claim_all(
+                    connection, key, max_messages, visibility_timeout, now
+                )
+
+    async def _receive_fifo(
+        self,
+        key: QueueKey,
+        max_messages: int,
+        visibility_timeout: float,
+        now: float | None,
+        attempt_id: str | None,
+    ) -> list[Delivery]:
+        """A FIFO receive: one transaction under the queue's receive lock, since group
+        locking must see the leases of the receive before it, and an attempt id is
+        replayed or recorded together with its claim."""
+        window = float(limits.RECEIVE_ATTEMPT_WINDOW_SECONDS)
+        async with self._db.acquire() as connection, connection.transaction():
+            await connection.execute(self._sql["lock_queue_for_receive"], key.account, key.name)
+            await connection.execute(self._sql["forget_dedup_ids"], key.account, key.name, now)
+            if attempt_id is not None:
+                rows = await connection.fetch(
+                    self._sql["replay_receive_attempt"],
+                    key.account, key.name, now, attempt_id, float(visibility_timeout), window,
+                )
+                if rows:
+                    return [delivery(row) for row in rows]
+            deliveries = await self._claim_all(
+                connection, key, max_messages, visibility_timeout, now
+            )
+            if attempt_id is not None and deliveries:
+                await connection.execute(
+                    self._sql["record_receive_attempt"],
+                    key.account, key.name, now, attempt_id,
+                    [d.message.id for d in deliveries],
+                    [d.token for d in deliveries],
+                    [d.visible_at for d in deliveries],
+                    window,
+                )
+        return deliveries
+
+    async def _claim_all(
+        self,
+        connection: Connectable,
+        key: QueueKey,
+        max_messages: int,
+        visibility_timeout: float,
+        now: float | None,
     ) -> list[Delivery]:
         deliveries: list[Delivery] = []
-        with _translated(key):
-            # Messages moved to the dead-letter queue take places in the claim's LIMIT;
-            # look again for the places they left, so a poison message costs no delivery.
-            while len(deliveries) < max_messages:
-                claimed, moved = await self._claim(
-                    key, max_messages - len(deliveries), visibility_timeout, now
-                )
-                deliveries.extend(claimed)
-                if not moved:
-                    break
+        # Messages moved to the dead-letter queue take places in the claim's LIMIT;
+        # look again for the places they left, so a poison message costs no delivery.
+        while len(deliveries) < max_messages:
+            claimed, moved = await self._claim(
+                connection, key, max_messages - len(deliveries), visibility_timeout, now
+            )
+            deliveries.extend(claimed)
+            if not moved:
+                break
         return deliveries
 
     async def _claim(
-        self, key: QueueKey, limit: int, visibility_timeout: float, now: float | None
+        self,
+        connection: Connectable,
+        key: QueueKey,
+        limit: int,
+        visibility_timeout: float,
+        now: float | None,
     ) -> tuple[list[Delivery], int]:
         args: tuple[object, ...] = (key.account, key.name, now, limit, float(visibility_timeout))
         statement = "receive_messages"
         if not key.is_fifo and self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
-        async with self._db.acquire() as connection:
-            if key.is_fifo:
-                async with connection.transaction():
-                    await connection.execute(
-                        self._sql["lock_queue_for_receive"], key.account, key.name
-                    )
-                    await connection.execute(
-                        self._sql["forget_dedup_ids"], key.account, key.name, now
-                    )
-                    rows = await connection.fetch(self._sql["receive_messages"], *args)
-            else:
-                rows = await connection.fetch(self._sql[statement], *args)
+        rows = await connection.fetch(self._sql[statement], *args)
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
             raise QueueNotFound(key)
@@ -477,16 +538,23 @@ class PostgresQueueStore:
     async def move_messages(
         self, source: QueueKey, destination: QueueKey | None, *, limit: int, now: float | None
     ) -> int:
+        args = (
+            source.account,
+            source.name,
+            now,
+            None if destination is None else destination.account,
+            None if destination is None else destination.name,
+            limit,
+        )
         with _translated(source):
-            row = await self._db.fetchrow(
-                self._sql["move_messages"],
-                source.account,
-                source.name,
-                now,
-                None if destination is None else destination.account,
-                None if destination is None else destination.name,
-                limit,
-            )
+            async with self._db.acquire() as connection, connection.transaction():
+                if source.is_fifo:
+                    # Moves take turns with the queue's receives, as receives do: a
+                    # receive must not claim past a group's message being moved away.
+                    await connection.execute(
+                        self._sql["lock_queue_for_receive"], source.account, source.name
+                    )
+                row = await connection.fetchrow(self._sql["move_messages"], *args)
         if row is None or row["queue_id"] is None:
             raise QueueNotFound(source)
         if not row["destination_found"] and destination is not None:
@@ -629,7 +697,7 @@ def _first_uses(
     first: dict[str, int] = {}
     positions: list[tuple[int, bool]] = []
     for message in messages:
-        dedup = message.deduplication_id
+        dedup = message.window_key
         if dedup is not None and dedup in first:
             positions.append((first[dedup], True))
             continue

@@ -38,6 +38,7 @@ def config_json(config: QueueConfig) -> dict[str, Any]:
         "content_based_deduplication": config.content_based_deduplication,
         "extra": dict(config.extra),
         "maximum_depth": config.maximum_depth,
+        "group_deduplication": config.group_deduplication,
     }
     rule = config.dead_letter
     if rule is not None:
@@ -65,6 +66,8 @@ def config_from(data: Mapping[str, Any]) -> QueueConfig:
         extra=data["extra"],
         # Configs stored before the depth ceiling existed have no key: unbounded.
         maximum_depth=data.get("maximum_depth"),
+        # Configs stored before DeduplicationScope was honoured: queue-wide, as before.
+        group_deduplication=data.get("group_deduplication", False),
     )
 
 

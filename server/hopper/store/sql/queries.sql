@@ -69,7 +69,8 @@ ORDER BY name COLLATE "C", account COLLATE "C";
 -- name: send_messages
 -- $4.. are parallel arrays, one element per message, in send order ($6: JSON texts,
 -- since asyncpg would read a jsonb[] of JSON arrays as a deeper array). $12: the depth
--- ceiling, or NULL (then the queue's messages are not counted at all).
+-- ceiling, or NULL (then the queue's messages are not counted at all). $13: FIFO, the
+-- key each message's deduplication window is kept under (NewMessage.window_key).
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue (no row: nothing is sent, and the result says so)
 q AS (
@@ -107,15 +108,17 @@ room AS MATERIALIZED (
 -- the batch, numbered in send order; the entries beyond the room are refused
 input AS (
     SELECT i.*, room.n IS NULL OR i.ord <= room.n AS admitted FROM unnest(
-        $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[], $10::text[]
-    ) WITH ORDINALITY AS i (id, body, attributes, trace_header, delay, group_id, dedup_id, ord)
+        $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[], $10::text[],
+        $13::text[]
+    ) WITH ORDINALITY
+        AS i (id, body, attributes, trace_header, delay, group_id, dedup_id, dedup_key, ord)
     CROSS JOIN room
 ),
 -- FIFO: take each deduplication id unless a live (unexpired) holder exists; the rows
 -- returned are the messages that are really enqueued, with their sequence numbers
 claimed AS (
     INSERT INTO fifo_dedup AS f (queue_id, dedup_id, message_id, sequence_number, expires_at)
-    SELECT q.id, coalesce(i.dedup_id, i.id), i.id, nextval('fifo_sequence_numbers'),
+    SELECT q.id, coalesce(i.dedup_key, i.id), i.id, nextval('fifo_sequence_numbers'),
            t.now + $11::float8
     FROM input i, q, t
     WHERE q.fifo AND i.admitted
@@ -181,7 +184,7 @@ FROM input i
 LEFT JOIN claimed c ON c.message_id = i.id
 -- the live holder of a duplicate's deduplication id, as it was before this statement
 LEFT JOIN fifo_dedup f
-    ON f.queue_id = (SELECT id FROM q) AND f.dedup_id = coalesce(i.dedup_id, i.id)
+    ON f.queue_id = (SELECT id FROM q) AND f.dedup_id = coalesce(i.dedup_key, i.id)
     AND c.message_id IS NULL AND i.admitted
 ORDER BY i.ord;
 
@@ -196,6 +199,70 @@ WHERE q.account = $1 AND q.name = $2 AND f.dedup_id = $3;
 -- FIFO receives of one queue take turns: group locking must see the leases of the
 -- receive before it, which a statement running concurrently could not.
 SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));
+
+-- name: replay_receive_attempt
+-- A FIFO receive with a ReceiveRequestAttemptId ($4): the deliveries of the queue's
+-- attempt of that id, again with a fresh lease ($5), when it was made less than $6
+-- seconds ago and none of its messages changed since; no rows otherwise. Runs under
+-- the queue's receive lock, before the claim.
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+q AS (
+    SELECT s.id, t.now, t.now - (s.config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues s CROSS JOIN t
+    WHERE s.account = $1 AND s.name = $2
+),
+-- the attempt, within its window
+a AS (
+    SELECT r.* FROM receive_attempts r
+    WHERE r.queue_id = (SELECT id FROM q) AND r.attempt_id = $4
+      AND r.made_at > (SELECT now FROM q) - $6::float8
+),
+-- its deliveries, one row each
+entries AS (
+    SELECT e.* FROM a
+    CROSS JOIN unnest(a.message_ids, a.tokens, a.deadlines) AS e (id, token, deadline)
+),
+-- whether every one of them is still as the attempt left it
+unchanged AS (
+    SELECT EXISTS (SELECT 1 FROM a) AND (
+        SELECT count(*) FROM entries e
+        JOIN messages m
+            ON m.queue_id = (SELECT id FROM q) AND m.id = e.id
+            AND m.token = e.token AND m.visible_at = e.deadline
+            AND m.sent_at > (SELECT horizon FROM q)
+    ) = (SELECT count(*) FROM entries) AS ok
+),
+-- the same deliveries (token and receive count unchanged), with a fresh lease
+replayed AS (
+    UPDATE messages m SET visible_at = (SELECT now FROM q) + $5::float8
+    FROM entries e
+    WHERE (SELECT ok FROM unchanged) AND m.queue_id = (SELECT id FROM q) AND m.id = e.id
+    RETURNING m.*
+),
+-- the attempt remembers the new deadlines, so it can be replayed again
+renewed AS (
+    UPDATE receive_attempts r
+    SET deadlines = array_fill((SELECT now FROM q) + $5::float8, ARRAY[cardinality(r.message_ids)])
+    WHERE (SELECT ok FROM unchanged) AND r.queue_id = (SELECT id FROM q) AND r.attempt_id = $4
+)
+SELECT * FROM replayed ORDER BY seq;
+
+-- name: record_receive_attempt
+-- What a FIFO receive with a ReceiveRequestAttemptId ($4) delivered: per message its id,
+-- token and lease deadline ($5..$7), replacing an earlier attempt of that id.
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+q AS (SELECT id FROM queues WHERE account = $1 AND name = $2),
+-- the queue's other attempts past their window ($8) go
+forgotten AS (
+    DELETE FROM receive_attempts r
+    WHERE r.queue_id = (SELECT id FROM q) AND r.attempt_id <> $4
+      AND r.made_at <= (SELECT now FROM t) - $8::float8
+)
+INSERT INTO receive_attempts AS r (queue_id, attempt_id, made_at, message_ids, tokens, deadlines)
+SELECT q.id, $4, t.now, $5::text[], $6::int8[], $7::float8[] FROM q CROSS JOIN t
+ON CONFLICT (queue_id, attempt_id) DO UPDATE
+    SET made_at = excluded.made_at, message_ids = excluded.message_ids,
+        tokens = excluded.tokens, deadlines = excluded.deadlines;
 
 -- name: forget_dedup_ids
 -- Deduplication ids past their window are only reused rows in waiting; FIFO receives
@@ -236,7 +303,7 @@ expired AS (
 ),
 -- the oldest receivable messages, locked; one another receiver holds is skipped
 picked AS (
-    SELECT m.queue_id, m.id, m.receive_count FROM messages m
+    SELECT m.queue_id, m.id, m.seq, m.receive_count FROM messages m
     WHERE m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at > (SELECT horizon FROM q)
@@ -254,15 +321,21 @@ picked AS (
     FOR UPDATE OF m SKIP LOCKED
 ),
 -- poison: picked messages already received max_receive_count times move to the
--- dead-letter queue as new arrivals there, instead of being delivered
+-- dead-letter queue as new arrivals there, instead of being delivered; their places in
+-- its send order are drawn after sorting, so they arrive in the order they had here (a
+-- FIFO dead-letter queue keeps each group's order)
+poison AS (
+    SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
+    WHERE q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    ORDER BY p.seq
+),
 moved AS (
     UPDATE messages m
-    SET queue_id = q.dead_letter_id, seq = nextval('message_order'), visible_at = q.now,
+    SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
         receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
         dead_letter_source_account = q.account, dead_letter_source_name = q.name
-    FROM picked p, q
-    WHERE m.queue_id = p.queue_id AND m.id = p.id
-      AND q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    FROM poison x, q
+    WHERE m.queue_id = x.queue_id AND m.id = x.id
     RETURNING m.id
 ),
 -- the deliveries: a fresh fencing token and a lease each
@@ -342,7 +415,7 @@ noisy AS (
 -- then the noisy tenants', the fewest in flight first (this sorts the queue's
 -- receivable messages, so it runs only while a tenant is noisy)
 fair AS (
-    SELECT m.queue_id, m.id, m.receive_count, coalesce(n.in_flight, 0) AS noisy_rank
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, coalesce(n.in_flight, 0) AS noisy_rank
     FROM messages m
     LEFT JOIN noisy n ON n.group_id = m.group_id
     WHERE EXISTS (SELECT 1 FROM noisy)
@@ -355,7 +428,7 @@ fair AS (
 ),
 -- otherwise the oldest receivable messages, as receive_messages picks them
 oldest AS (
-    SELECT m.queue_id, m.id, m.receive_count, 0::int8 AS noisy_rank FROM messages m
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, 0::int8 AS noisy_rank FROM messages m
     WHERE NOT EXISTS (SELECT 1 FROM noisy)
       AND m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
@@ -369,15 +442,21 @@ picked AS (
     SELECT * FROM oldest UNION ALL SELECT * FROM fair
 ),
 -- poison: picked messages already received max_receive_count times move to the
--- dead-letter queue as new arrivals there, instead of being delivered
+-- dead-letter queue as new arrivals there, instead of being delivered; their places in
+-- its send order are drawn after sorting, so they arrive in the order they had here (a
+-- FIFO dead-letter queue keeps each group's order)
+poison AS (
+    SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
+    WHERE q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    ORDER BY p.seq
+),
 moved AS (
     UPDATE messages m
-    SET queue_id = q.dead_letter_id, seq = nextval('message_order'), visible_at = q.now,
+    SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
         receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
         dead_letter_source_account = q.account, dead_letter_source_name = q.name
-    FROM picked p, q
-    WHERE m.queue_id = p.queue_id AND m.id = p.id
-      AND q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    FROM poison x, q
+    WHERE m.queue_id = x.queue_id AND m.id = x.id
     RETURNING m.id
 ),
 -- the deliveries: a fresh fencing token and a lease each
@@ -569,7 +648,8 @@ SELECT count(*) AS swept FROM gone;
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the source queue, with its retention horizon
 src AS (
-    SELECT s.id, t.now, t.now - (s.config ->> 'message_retention_period')::float8 AS horizon
+    SELECT s.id, t.now, t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
+           (s.config ->> 'fifo')::boolean AS fifo
     FROM queues s CROSS JOIN t
     WHERE s.account = $1 AND s.name = $2
 ),
@@ -579,7 +659,7 @@ dst AS (
 ),
 -- the oldest receivable messages with somewhere to go, locked
 picked AS (
-    SELECT m.queue_id, m.id, coalesce((SELECT id FROM dst), o.id) AS target
+    SELECT m.queue_id, m.id, m.seq, coalesce((SELECT id FROM dst), o.id) AS target
     FROM messages m
     LEFT JOIN queues o
         ON $4::text IS NULL
@@ -588,17 +668,31 @@ picked AS (
       AND m.visible_at <= (SELECT now FROM src)
       AND m.sent_at > (SELECT horizon FROM src)
       AND coalesce((SELECT id FROM dst), o.id) IS NOT NULL
+      AND (NOT (SELECT fifo FROM src) OR NOT EXISTS (
+        -- FIFO: what a receive could claim, so each group moves in order
+        SELECT 1 FROM messages g
+        WHERE g.queue_id = m.queue_id AND g.group_id = m.group_id
+          AND g.visible_at > (SELECT now FROM src)
+          AND g.sent_at > (SELECT horizon FROM src)
+          AND (g.receive_count > 0 OR g.seq < m.seq)
+      ))
     ORDER BY m.seq
     LIMIT $6
     FOR UPDATE OF m SKIP LOCKED
 ),
+-- their places in the destinations' send order, drawn after sorting: they arrive in the
+-- order they had here (a FIFO queue keeps each group's order)
+placed AS (
+    SELECT p.queue_id, p.id, p.target, nextval('message_order') AS seq FROM picked p
+    ORDER BY p.seq
+),
 -- each arrives as a fresh delivery candidate at its destination
 moved AS (
     UPDATE messages m
-    SET queue_id = p.target, seq = nextval('message_order'), visible_at = (SELECT now FROM src),
+    SET queue_id = p.target, seq = p.seq, visible_at = (SELECT now FROM src),
         receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
         dead_letter_source_account = NULL, dead_letter_source_name = NULL
-    FROM picked p
+    FROM placed p
     WHERE m.queue_id = p.queue_id AND m.id = p.id
     RETURNING 1
 )

@@ -108,8 +108,7 @@ async def receive_message(
     key = addressed_queue(ctx, params)
     visibility = validate.as_int(params, "VisibilityTimeout")
     wait = validate.as_int(params, "WaitTimeSeconds")
-    # ReceiveRequestAttemptId is accepted and read (FIFO retries may use it later).
-    validate.as_str(params, "ReceiveRequestAttemptId")
+    attempt_id = validate.as_str(params, "ReceiveRequestAttemptId")
     count = validate.as_int(params, "MaxNumberOfMessages")
     adjusted = Adjustments()
     deliveries = await service.receive(
@@ -118,6 +117,7 @@ async def receive_message(
         visibility_timeout=None if visibility is None else float(visibility),
         wait_time=None if wait is None else float(wait),
         adjustments=adjusted,
+        attempt_id=attempt_id,
     )
     adjustments.tell(ctx, adjusted)
     if not deliveries:
