@@ -1,0 +1,153 @@
+"""FIFO queues under real concurrency on Postgres: workers on several pools receiving,
+processing and deleting while senders add to every group; concurrent retries of one
+deduplication id; concurrent retries of one receive attempt. The memory store is atomic
+by construction (one loop, no awaits mid-operation); here the database's locking keeps
+the promises, so they are tested here."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import defaultdict
+
+from hopper.core.model import NewMessage, QueueConfig, QueueKey
+from hopper.store.postgres import PostgresQueueStore
+
+from .conftest import StoreOpener
+
+ACCOUNT = "000000000000"
+QUEUE = QueueKey(ACCOUNT, "q.fifo")
+GROUPS = [f"g{n}" for n in range(40)]
+PER_GROUP = 15
+WORKERS = 16
+SENDERS = 4
+
+
+class Ledger:
+    """What the workers saw: who holds each group right now, and each group's messages
+    in the order they were delivered. A worker takes its groups off the holders before
+    it deletes, so a delivery to a group someone still holds is a real double hold."""
+
+    def __init__(self) -> None:
+        self.holders: dict[str, int] = {}
+        self.seen: defaultdict[str, list[int]] = defaultdict(list)
+        self.violations: list[str] = []
+        self.deleted = 0
+        self.workers: set[int] = set()
+        self.most_held = 0
+
+    def received(self, worker: int, group: str, number: int) -> None:
+        holder = self.holders.get(group)
+        if holder is not None and holder != worker:
+            self.violations.append(f"{group} delivered to {worker} while {holder} holds it")
+        self.holders[group] = worker
+        self.seen[group].append(number)
+        self.workers.add(worker)
+        self.most_held = max(self.most_held, len(self.holders))
+
+    def released(self, worker: int, group: str) -> None:
+        if self.holders.get(group) == worker:
+            del self.holders[group]
+
+
+def fifo_message(group: str, number: int) -> NewMessage:
+    return NewMessage(
+        id=str(uuid.uuid4()),
+        body=f"{group}/{number}",
+        group_id=group,
+        deduplication_id=f"{group}/{number}",
+    )
+
+
+async def sender(store: PostgresQueueStore, groups: list[str]) -> None:
+    """Sends its groups' messages in order, one round at a time."""
+    for number in range(PER_GROUP):
+        await store.send(QUEUE, [fifo_message(g, number) for g in groups], now=None)
+        await asyncio.sleep(0)  # let the workers in between rounds
+
+
+async def worker(store: PostgresQueueStore, me: int, ledger: Ledger, total: int) -> None:
+    while ledger.deleted < total:
+        batch = await store.receive(QUEUE, max_messages=10, visibility_timeout=600, now=None)
+        if not batch:
+            await asyncio.sleep(0.001)  # the senders are still at work: look again soon
+            continue
+        for delivery in batch:
+            group, number = delivery.message.body.split("/")
+            ledger.received(me, group, int(number))
+        await asyncio.sleep(0)  # "processing": other workers run meanwhile
+        for group in {d.message.group_id for d in batch}:
+            ledger.released(me, str(group))
+        results = await store.delete(
+            QUEUE, [d.receipt for d in batch], refuse_expired=True, now=None
+        )
+        assert all(r.outcome.value == "ok" for r in results)
+        ledger.deleted += len(batch)
+
+
+async def test_workers_never_hold_a_group_twice_and_see_each_group_in_order(
+    open_store: StoreOpener,
+) -> None:
+    ledger = Ledger()
+    total = len(GROUPS) * PER_GROUP
+    size = WORKERS // 2 + SENDERS
+    # Two stores: two "processes", each with its own pool, over one database.
+    async with (
+        open_store(min_size=2, max_size=size, listen=False) as one,
+        open_store(min_size=2, max_size=size, listen=False) as two,
+    ):
+        await one.create_queue(QUEUE, QueueConfig(fifo=True), {}, now=None)
+        chunk = len(GROUPS) // SENDERS
+        await asyncio.gather(
+            *(sender(one, GROUPS[s * chunk : (s + 1) * chunk]) for s in range(SENDERS)),
+            *(worker(one if w % 2 else two, w, ledger, total) for w in range(WORKERS)),
+        )
+        stats = await one.stats(QUEUE, now=None)
+
+    assert ledger.violations == []
+    # The test is about concurrency: many workers took part, holding groups side by side.
+    assert len(ledger.workers) > WORKERS // 2 and ledger.most_held > WORKERS // 2
+    assert {g: ledger.seen[g] for g in GROUPS} == {g: list(range(PER_GROUP)) for g in GROUPS}
+    assert (stats.visible, stats.in_flight) == (0, 0)
+
+
+async def test_concurrent_retries_of_one_deduplication_id_enqueue_one_message(
+    open_store: StoreOpener,
+) -> None:
+    senders = 24
+    async with open_store(min_size=12, max_size=12, listen=False) as store:
+        await store.create_queue(QUEUE, QueueConfig(fifo=True), {}, now=None)
+        for round_ in range(5):
+            retries = [fifo_message("g", round_) for _ in range(senders)]
+            results = await asyncio.gather(
+                *(store.send(QUEUE, [message], now=None) for message in retries)
+            )
+            answers = [result for batch in results for result in batch]
+            # Every retry names the one message and its sequence number; one created it.
+            assert len({(r.message_id, r.sequence_number) for r in answers}) == 1
+            assert sum(1 for r in answers if not r.duplicate) == 1
+        delivered = await store.receive(QUEUE, max_messages=10, visibility_timeout=60, now=None)
+    assert [d.message.body for d in delivered] == [f"g/{n}" for n in range(5)]
+
+
+async def test_concurrent_retries_of_one_receive_attempt_get_one_batch(
+    open_store: StoreOpener,
+) -> None:
+    retries = 12
+    async with open_store(min_size=retries, max_size=retries, listen=False) as store:
+        await store.create_queue(QUEUE, QueueConfig(fifo=True), {}, now=None)
+        await store.send(QUEUE, [fifo_message(g, 0) for g in GROUPS[:20]], now=None)
+        batches = await asyncio.gather(
+            *(
+                store.receive(
+                    QUEUE, max_messages=10, visibility_timeout=60, now=None, attempt_id="same"
+                )
+                for _ in range(retries)
+            )
+        )
+        other = await store.receive(QUEUE, max_messages=10, visibility_timeout=60, now=None)
+    answers = {tuple((d.message.id, d.token) for d in batch) for batch in batches}
+    assert len(answers) == 1 and len(batches[0]) == 10
+    # The retries claimed nothing more: the other ten groups are still there.
+    assert len(other) == 10
+    assert {d.message.id for d in other}.isdisjoint(d.message.id for d in batches[0])
