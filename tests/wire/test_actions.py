@@ -306,6 +306,19 @@ async def test_send_message_with_a_non_integer_delay_is_an_invalid_value(service
     assert error.name == "InvalidParameterValue"
 
 
+@pytest.mark.parametrize("delay", ["901", "-1"])
+async def test_send_message_with_a_delay_out_of_range_says_aws_text(service, delay):
+    url = await new_queue(service)
+    error = await failure(
+        service, "SendMessage", {"QueueUrl": url, "MessageBody": "x", "DelaySeconds": delay}
+    )
+    assert (error.name, error.message) == (
+        "InvalidParameterValue",
+        f"Value {delay} for parameter DelaySeconds is invalid. "
+        "Reason: DelaySeconds must be >= 0 and <= 900.",
+    )
+
+
 async def test_receive_message_on_an_empty_queue_has_no_messages_member(service):
     url = await new_queue(service)
     assert await call(service, "ReceiveMessage", {"QueueUrl": url}) == {}

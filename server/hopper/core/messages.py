@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from hopper.core import fifo, limits
 from hopper.core.errors import (
@@ -70,6 +70,18 @@ def prepare(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMes
     return _standard_message(draft, config, message_id)
 
 
+def check_batch(drafts: Sequence[MessageDraft], config: QueueConfig) -> None:
+    """What fails a SendMessageBatch as a whole rather than one entry: on a FIFO queue,
+    an entry without MessageGroupId (AWS answers the call with InvalidParameterValue,
+    "The request must contain the parameter MessageGroupId.", as LocalStack's
+    AWS-recorded snapshot test_send_batch_missing_message_group_id_for_fifo_queue shows;
+    a single SendMessage answers MissingParameter)."""
+    if config.fifo and any(draft.group_id is None for draft in drafts):
+        raise InvalidParameterRule(
+            "MessageGroupId", "", "The request must contain the parameter MessageGroupId."
+        )
+
+
 def _standard_message(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMessage:
     # A group id on a standard queue names a fair-queue tenant (see core/fairness.py).
     _check_token_id("MessageGroupId", draft.group_id)
@@ -81,7 +93,7 @@ def _standard_message(draft: MessageDraft, config: QueueConfig, message_id: str)
         raise InvalidParameter(
             "DelaySeconds",
             number_text(delay),
-            f"DelaySeconds must be >= 0 and <= {limits.MAX_DELAY_SECONDS}",
+            f"DelaySeconds must be >= 0 and <= {limits.MAX_DELAY_SECONDS}.",
         )
     return _new(draft, message_id, delay=delay, deduplication_id=draft.deduplication_id)
 
