@@ -158,3 +158,19 @@ async def test_a_duplicate_answers_with_the_original_sequence_number(
     again = await service.send(QUEUE, MessageDraft("x", group_id="g", deduplication_id="d"))
     assert (again.message_id, again.sequence_number) == (first.message_id, first.sequence_number)
     assert again.duplicate
+
+
+async def test_a_batch_entry_without_a_group_id_fails_the_whole_batch(
+    service: QueueService,
+) -> None:
+    """AWS fails the call, not the entry (LocalStack's AWS-recorded snapshot
+    test_send_batch_missing_message_group_id_for_fifo_queue)."""
+    await fifo_queue(service)
+    drafts = [
+        MessageDraft("ok", group_id="g", deduplication_id="d1"),
+        MessageDraft("no group", deduplication_id="d2"),
+    ]
+    with pytest.raises(InvalidParameterRule) as caught:
+        await service.send_batch(QUEUE, drafts)
+    assert caught.value.reason == "The request must contain the parameter MessageGroupId."
+    assert await bodies(service) == []

@@ -117,6 +117,20 @@ def test_boto3_send_without_deduplication_is_an_invalid_parameter_value(sqs):
     )
 
 
+def test_boto3_batch_entry_without_a_group_fails_the_whole_batch(sqs):
+    url = fifo_queue(sqs)
+    entries = [
+        {"Id": "ok", "MessageBody": "x", "MessageGroupId": "g", "MessageDeduplicationId": "1"},
+        {"Id": "no-group", "MessageBody": "y", "MessageDeduplicationId": "2"},
+    ]
+    with pytest.raises(ClientError) as caught:
+        sqs.send_message_batch(QueueUrl=url, Entries=entries)
+    error = caught.value.response["Error"]
+    assert error["Code"] == "InvalidParameterValue"
+    assert error["Message"] == "The request must contain the parameter MessageGroupId."
+    assert receive(sqs, url) == []
+
+
 def test_boto3_group_is_locked_while_a_message_is_in_flight(sqs):
     url = fifo_queue(sqs)
     for n in range(2):
