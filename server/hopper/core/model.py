@@ -171,6 +171,18 @@ class Delivery:
         return Receipt(self.message.id, self.token)
 
 
+@dataclass(frozen=True)
+class PeekedMessage:
+    """A message as an operator sees it without receiving it (the dashboard's peek):
+    nothing about it changed by looking. `first_received_at` is None before its first
+    delivery; `visible_at` is when it is (or was) receivable."""
+
+    message: StoredMessage
+    receive_count: int
+    visible_at: float
+    first_received_at: float | None = None
+
+
 class ReceiptOutcome(enum.Enum):
     """How a store classified one receipt presented to delete or change_visibility."""
 

@@ -33,11 +33,13 @@ from hopper.core.errors import (
     ReceiptExpired,
     StaleReceipt,
 )
+from hopper.core.events import Events, NoEvents
 from hopper.core.model import (
     Delivery,
     MessageDraft,
     MoveTask,
     NewMessage,
+    PeekedMessage,
     QueueConfig,
     QueueKey,
     QueuePage,
@@ -60,6 +62,8 @@ _MIN_PAUSE = 0.005
 # never holds the store for long; what is left waits for the next round).
 SWEEP_BATCH = 500
 SWEEP_ROUNDS = 20
+# The most messages one peek returns (an operator reads them; nobody reads thousands).
+MAX_PEEK = 100
 
 
 class QueueService:
@@ -74,6 +78,7 @@ class QueueService:
         housekeeping_seconds: float = 5.0,
         max_in_flight: int = limits.MAX_IN_FLIGHT_STANDARD,
         visibility_floor: float | None = None,
+        events: Events | None = None,
     ) -> None:
         """`enforce_timing_rules` keeps AWS's 60-second rules (re-create after delete,
         purge interval); test suites that create and purge rapidly turn it off.
@@ -81,7 +86,8 @@ class QueueService:
         `start`: the retention sweep, and taking over orphaned move tasks.
         `max_in_flight` is AWS's in-flight limit of standard queues (tests pass a small
         one). `visibility_floor`, when set, raises every shorter visibility timeout
-        (requested or the queue's default) to it."""
+        (requested or the queue's default) to it. `events` hears of every send,
+        receive and delete (metrics)."""
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
@@ -91,7 +97,10 @@ class QueueService:
         self.move_tasks = MoveTasks(store, self.clock, self.wakeups.notify)
         self.in_flight = InFlightGauge(max_in_flight, self.clock)
         self.visibility_floor = visibility_floor
+        self.events: Events = events or NoEvents()
         self._housekeeper: asyncio.Task[None] | None = None
+        # Set by drain(): long polls answer at once instead of waiting.
+        self.draining = False
 
     async def start(self) -> None:
         """Start the store, wiring its cross-process wake-ups to the local registry, and
@@ -109,6 +118,13 @@ class QueueService:
                 await housekeeper
         await self.move_tasks.close()
         await self.store.close()
+
+    def drain(self) -> None:
+        """The server is shutting down: every long poll, waiting or yet to come, answers
+        with what it has (usually nothing) instead of holding its request open, so the
+        in-flight requests can finish and the process exit. Idempotent."""
+        self.draining = True
+        self.wakeups.notify_all()
 
     async def housekeep(self) -> int:
         """One housekeeping round: sweep expired messages (bounded batches) and take over
@@ -192,6 +208,14 @@ class QueueService:
 
     async def queue_stats(self, key: QueueKey) -> QueueStats:
         return await self.store.stats(key, now=self.clock.now())
+
+    async def peek(self, key: QueueKey, *, limit: int) -> list[PeekedMessage]:
+        """Up to `limit` (1 to MAX_PEEK) messages of the queue, oldest first, read
+        without receiving them: the dashboard's look at dead letters. Nothing about the
+        messages changes. Raises InvalidParameter for a limit out of range."""
+        if not 1 <= limit <= MAX_PEEK:
+            raise InvalidParameter("limit", str(limit), f"Must be between 1 and {MAX_PEEK}.")
+        return await self.store.peek(key, limit=limit, now=self.clock.now())
 
     async def set_queue_attributes(self, key: QueueKey, settings: Mapping[str, Any]) -> None:
         """SetQueueAttributes: `settings` as in create_queue. Raises InvalidAttributeValue
@@ -301,6 +325,7 @@ class QueueService:
         if result.refused:
             raise _queue_full(key, record.config)
         self._wake_for([message], [result], key)
+        self.events.sent(key, 0 if result.duplicate else 1)
         return result
 
     async def send_batch(
@@ -308,8 +333,7 @@ class QueueService:
     ) -> list[SendResult | QueueError]:
         """SendMessageBatch. Entry rules as `send`, per entry; the valid entries are
         enqueued together in one store call. Raises (for the whole call) TooManyEntries,
-        EmptyBatch, BatchTooLong (total payload over 1 MiB), InvalidParameterRule (FIFO:
-        an entry without MessageGroupId, as AWS answers it).
+        EmptyBatch, BatchTooLong (total payload over 1 MiB).
 
         At the depth ceiling the entries that fit are sent, in order, and the others fail
         alone with OverLimit: the batch answer AWS gives any entry it cannot take (AWS
@@ -318,7 +342,6 @@ class QueueService:
         if total > limits.MAX_MESSAGE_SIZE:
             raise BatchTooLong(total, limits.MAX_MESSAGE_SIZE)
         record = await self.get_queue(key)
-        messages.check_batch(drafts, record.config)
         outcomes: list[NewMessage | QueueError] = []
         for draft in drafts:
             try:
@@ -333,6 +356,7 @@ class QueueService:
             else []
         )
         self._wake_for(valid, sent, key)
+        self.events.sent(key, sum(not (r.duplicate or r.refused) for r in sent))
         full = _queue_full(key, record.config)
         results = iter(sent)
         return [
@@ -392,7 +416,9 @@ class QueueService:
         results = await self.store.delete(
             key, receipts, refuse_expired=key.is_fifo, now=self.clock.now()
         )
-        self.in_flight.released(key, sum(r.outcome is ReceiptOutcome.OK for r in results))
+        deleted = sum(r.outcome is ReceiptOutcome.OK for r in results)
+        self.in_flight.released(key, deleted)
+        self.events.deleted(key, deleted)
         if key.is_fifo and any(r.outcome is ReceiptOutcome.OK for r in results):
             # Deleting a FIFO message unlocks its group: the next one may be receivable.
             self.wakeups.notify(key)
@@ -507,6 +533,7 @@ class QueueService:
             now=self.clock.now(), attempt_id=attempt_id,
         )
         self.in_flight.claimed(key, len(deliveries))
+        self.events.received(key, deliveries)
         if config.dead_letter is not None:
             # The claim may have moved messages there: a hint for its waiters.
             self.wakeups.notify(config.dead_letter.target)
@@ -544,7 +571,7 @@ class QueueService:
                 looked_at = self.clock.now()
                 deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
                 remaining = deadline - loop.time()
-                if deliveries or remaining <= 0:
+                if deliveries or remaining <= 0 or self.draining:
                     return deliveries
                 pause = min(remaining, self.poll_fallback_seconds)
                 upcoming = await self.store.next_visible_at(key, now=looked_at)

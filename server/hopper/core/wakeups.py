@@ -49,6 +49,12 @@ class Wakeups:
         for watch in self._watches.get(key, ()):
             watch._wake()
 
+    def notify_all(self) -> None:
+        """Wake every waiter of every queue (a server that is shutting down)."""
+        for watches in list(self._watches.values()):
+            for watch in watches:
+                watch._wake()
+
     @contextmanager
     def watch(self, key: QueueKey) -> Iterator[Watch]:
         """Subscribe to `key`'s wake-ups for the duration of the block."""
@@ -70,3 +76,7 @@ class Wakeups:
     def waiting(self, key: QueueKey) -> int:
         """How many waiters `key` has (for tests and operators)."""
         return len(self._watches.get(key, ()))
+
+    def total_waiting(self) -> int:
+        """How many waiters all queues have together (a metrics gauge)."""
+        return sum(len(watches) for watches in self._watches.values())

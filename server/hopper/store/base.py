@@ -20,6 +20,7 @@ from hopper.core.model import (
     MoveTask,
     MoveTaskStatus,
     NewMessage,
+    PeekedMessage,
     QueueConfig,
     QueueKey,
     QueueRecord,
@@ -214,6 +215,25 @@ class QueueStore(Protocol):
         """The earliest time after `now` at which a message of the queue becomes
         receivable (a lease or delay running out), or None. Long polls sleep until then
         at the latest. Raises QueueNotFound."""
+        ...
+
+    # --- operators (metrics and the dashboard) ------------------------------------------
+
+    async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
+        """Up to `limit` unexpired messages of the queue, oldest first (send order),
+        whatever their state (visible, in flight, delayed), read without changing
+        anything: receive counts, tokens, leases and visibility stay as they were, so
+        a peek is never a delivery. Raises QueueNotFound."""
+        ...
+
+    async def accounts(self) -> list[str]:
+        """The accounts that own at least one queue, in byte order."""
+        ...
+
+    def dead_lettered(self) -> Mapping[QueueKey, int]:
+        """Messages this store object has moved to dead-letter queues since it was
+        created, per source queue: a running tally for metrics counters (each server
+        process counts the moves its own receives made)."""
         ...
 
     # --- retention ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ from hopper.core.model import (
     MoveTask,
     MoveTaskStatus,
     NewMessage,
+    PeekedMessage,
     QueueConfig,
     QueueKey,
     QueueRecord,
@@ -116,6 +118,7 @@ class MemoryQueueStore:
         self._tokens = itertools.count(1)
         self._wake: WakeUp | None = None
         self._move_tasks: dict[str, MoveTask] = {}
+        self._dead_lettered: Counter[QueueKey] = Counter()
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now
@@ -377,6 +380,7 @@ class MemoryQueueStore:
         del queue.messages[message.stored.id]
         stored = dataclasses.replace(message.stored, dead_letter_source=queue.record.key)
         target.messages[stored.id] = _Message(stored, visible_at=now)
+        self._dead_lettered[queue.record.key] += 1
         return True
 
     def _claim(self, message: _Message, visibility_timeout: float, now: float) -> Delivery:
@@ -479,6 +483,21 @@ class MemoryQueueStore:
         at = self._now(now)
         upcoming = (m.visible_at for m in queue.live(at).values() if m.visible_at > at)
         return min(upcoming, default=None)
+
+    # --- operators (metrics and the dashboard) ------------------------------------------
+
+    async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
+        messages = itertools.islice(self._queue(key).live(self._now(now)).values(), limit)
+        return [
+            PeekedMessage(m.stored, m.receive_count, m.visible_at, m.first_received_at)
+            for m in messages
+        ]
+
+    async def accounts(self) -> list[str]:
+        return sorted({key.account for key in self._queues})
+
+    def dead_lettered(self) -> Mapping[QueueKey, int]:
+        return dict(self._dead_lettered)
 
     # --- retention ------------------------------------------------------------------
 

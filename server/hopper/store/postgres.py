@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 
 import asyncpg
@@ -22,6 +23,7 @@ from hopper.core.model import (
     MoveTask,
     MoveTaskStatus,
     NewMessage,
+    PeekedMessage,
     QueueConfig,
     QueueKey,
     QueueRecord,
@@ -39,6 +41,7 @@ from hopper.store.rows import (
     config_json,
     delivery,
     move_task,
+    peeked,
     record,
 )
 from hopper.store.schema import (
@@ -82,6 +85,7 @@ class PostgresQueueStore:
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
         self.vacuum = Vacuum(self._vacuum_messages)
+        self._dead_lettered: Counter[QueueKey] = Counter()
 
     # --- life cycle -----------------------------------------------------------------
 
@@ -374,6 +378,7 @@ class PostgresQueueStore:
                 connection, key, max_messages - len(deliveries), visibility_timeout, now
             )
             deliveries.extend(claimed)
+            self._dead_lettered[key] += moved
             if not moved:
                 break
         return deliveries
@@ -525,6 +530,25 @@ class PostgresQueueStore:
     async def _require_queue(self, key: QueueKey) -> None:
         if await self.get_queue(key) is None:
             raise QueueNotFound(key)
+
+    # --- operators (metrics and the dashboard) ------------------------------------------
+
+    async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
+        with _translated(key):
+            rows = await self._db.fetch(
+                self._sql["peek_messages"], key.account, key.name, now, limit
+            )
+        if rows[0]["found_queue_id"] is None:
+            raise QueueNotFound(key)
+        return [peeked(row) for row in rows if row["id"] is not None]
+
+    async def accounts(self) -> list[str]:
+        with _translated():
+            rows = await self._db.fetch(self._sql["accounts"])
+        return [row["account"] for row in rows]
+
+    def dead_lettered(self) -> Mapping[QueueKey, int]:
+        return {key: moved for key, moved in self._dead_lettered.items() if moved}
 
     # --- retention ------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from hopper.core.model import (
     MessageAttribute,
     MoveTask,
     MoveTaskStatus,
+    PeekedMessage,
     QueueConfig,
     QueueKey,
     QueueRecord,
@@ -106,10 +107,29 @@ def attributes_from(items: Sequence[Mapping[str, str]]) -> dict[str, MessageAttr
 
 
 def delivery(row: asyncpg.Record) -> Delivery:
+    return Delivery(
+        message=stored_message(row),
+        token=row["token"],
+        receive_count=row["receive_count"],
+        first_received_at=row["first_received_at"],
+        visible_at=row["visible_at"],
+    )
+
+
+def peeked(row: asyncpg.Record) -> PeekedMessage:
+    return PeekedMessage(
+        message=stored_message(row),
+        receive_count=row["receive_count"],
+        visible_at=row["visible_at"],
+        first_received_at=row["first_received_at"],
+    )
+
+
+def stored_message(row: asyncpg.Record) -> StoredMessage:
     source = None
     if row["dead_letter_source_name"] is not None:
         source = QueueKey(row["dead_letter_source_account"], row["dead_letter_source_name"])
-    message = StoredMessage(
+    return StoredMessage(
         id=row["id"],
         body=row["body"],
         attributes=attributes_from(row["attributes"]),
@@ -119,13 +139,6 @@ def delivery(row: asyncpg.Record) -> Delivery:
         deduplication_id=row["dedup_id"],
         sequence_number=row["sequence_number"],
         dead_letter_source=source,
-    )
-    return Delivery(
-        message=message,
-        token=row["token"],
-        receive_count=row["receive_count"],
-        first_received_at=row["first_received_at"],
-        visible_at=row["visible_at"],
     )
 
 

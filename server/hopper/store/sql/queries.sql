@@ -610,6 +610,29 @@ WHERE m.queue_id = (SELECT id FROM q)
   AND m.visible_at > (SELECT now FROM q)
   AND m.sent_at > (SELECT horizon FROM q);
 
+-- name: peek_messages
+-- An operator's look at the head of a queue (the dashboard): a plain read, no lock and
+-- no write, so receive counts, tokens and leases stay as they were.
+WITH q AS (
+    SELECT id,
+           coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8)
+               - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues
+    WHERE account = $1 AND name = $2
+)
+SELECT (SELECT id FROM q) AS found_queue_id, m.*
+FROM (SELECT 1) AS one
+LEFT JOIN LATERAL (
+    SELECT * FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q)
+    ORDER BY m.seq
+    LIMIT $4
+) m ON true
+ORDER BY m.seq;
+
+-- name: accounts
+SELECT account FROM queues GROUP BY account ORDER BY account COLLATE "C";
+
 -- name: queue_keys
 SELECT account, name FROM queues;
 

@@ -1,0 +1,37 @@
+"""What the queue core tells an observer (metrics) about the messages it moves.
+
+The core calls these after each store call succeeded; an observer must be cheap and
+must not raise. `NoEvents` is the default: a core without metrics pays nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from hopper.core.model import Delivery, QueueKey
+
+
+class Events(Protocol):
+    def sent(self, key: QueueKey, count: int) -> None:
+        """`count` new messages entered the queue (duplicates and refusals excluded)."""
+        ...
+
+    def received(self, key: QueueKey, deliveries: Sequence[Delivery]) -> None:
+        """A receive handed out `deliveries` (a receive count above 1 is a redelivery)."""
+        ...
+
+    def deleted(self, key: QueueKey, count: int) -> None:
+        """`count` DeleteMessage receipts succeeded."""
+        ...
+
+
+class NoEvents:
+    def sent(self, key: QueueKey, count: int) -> None:
+        pass
+
+    def received(self, key: QueueKey, deliveries: Sequence[Delivery]) -> None:
+        pass
+
+    def deleted(self, key: QueueKey, count: int) -> None:
+        pass
