@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -23,7 +25,13 @@ from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from .conftest import STORES, store_options
-from .processes import start_hopper
+from .processes import (
+    HopperProcess,
+    free_port,
+    server_environment,
+    start_hopper,
+    wait_until_healthy,
+)
 from .query_client import API_VERSION, QueryClient, parse_xml, path_of
 
 TENANT_A = ("AKIDTENANTA", "secret-of-tenant-a", "111111111111")
@@ -293,3 +301,51 @@ def test_a_tenant_cannot_name_another_tenants_queue_by_arn(auth_endpoint):
     assert "Dead-letter target does not exist." in message
     assert error_of(b.start_message_move_task, SourceArn=arn)[0] == "ResourceNotFoundException"
     assert error_of(b.list_message_move_tasks, SourceArn=arn)[0] == "ResourceNotFoundException"
+
+
+# --- start-up -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("credentials", "complaint"),
+    [
+        (None, "--auth sigv4 needs credentials"),
+        ("[[credentials]]\naccess_key = \"AKID\"\n", "needs access_key, secret_key and account_id"),
+        ('[[credentials]]\naccess_key = "AKID"\nsecret_key = "s"\naccount_id = "12"\n',
+         "is not 12 digits"),
+        ("not toml [", "cannot read the credentials file"),
+    ],
+)
+def test_auth_without_usable_credentials_refuses_to_start(tmp_path, credentials, complaint):
+    options = ["--auth", "sigv4"]
+    if credentials is not None:
+        keys = tmp_path / "keys.toml"
+        keys.write_text(credentials)
+        options += ["--credentials-file", str(keys)]
+    done = subprocess.run(
+        [sys.executable, "-m", "hopper", "serve", "--port", "0", *options],
+        env=server_environment(), capture_output=True, text=True, timeout=30,
+    )
+    assert done.returncode == 2
+    assert complaint in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_credentials_may_come_from_the_environment(tmp_path):
+    env = server_environment()
+    env["HOPPER_CREDENTIALS"] = ":".join(TENANT_B)
+    port = free_port()
+    log = tmp_path / "hopper.log"
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "hopper", "serve", "--port", str(port), "--auth", "sigv4"],
+            env=env, stdout=output, stderr=subprocess.STDOUT,
+        )
+    server = HopperProcess(process, f"http://127.0.0.1:{port}", log)
+    try:
+        wait_until_healthy(process, server.url, log)
+        url = tenant(server.url, TENANT_B).create_queue(QueueName="from-env")["QueueUrl"]
+        assert path_of(url) == f"/{TENANT_B[2]}/from-env"
+        assert error_of(tenant(server.url, TENANT_A).list_queues)[0] == "InvalidClientTokenId"
+    finally:
+        assert server.stop() == 0, server.output()
