@@ -333,7 +333,8 @@ class QueueService:
     ) -> list[SendResult | QueueError]:
         """SendMessageBatch. Entry rules as `send`, per entry; the valid entries are
         enqueued together in one store call. Raises (for the whole call) TooManyEntries,
-        EmptyBatch, BatchTooLong (total payload over 1 MiB).
+        EmptyBatch, BatchTooLong (total payload over 1 MiB), InvalidParameterRule (FIFO:
+        an entry without MessageGroupId, as AWS answers it).
 
         At the depth ceiling the entries that fit are sent, in order, and the others fail
         alone with OverLimit: the batch answer AWS gives any entry it cannot take (AWS
@@ -342,6 +343,7 @@ class QueueService:
         if total > limits.MAX_MESSAGE_SIZE:
             raise BatchTooLong(total, limits.MAX_MESSAGE_SIZE)
         record = await self.get_queue(key)
+        messages.check_batch(drafts, record.config)
         outcomes: list[NewMessage | QueueError] = []
         for draft in drafts:
             try:
