@@ -11,6 +11,8 @@ from hopper.auth.gate import from_settings
 from hopper.core.service import QueueService
 from hopper.declared import apply, declared_queues, guarded
 from hopper.http import Handler, routes
+from hopper.observability.metrics import Recorder
+from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
 from hopper.store.base import QueueStore
 
@@ -29,10 +31,12 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
     if settings.declared_queues_only:
         actions = guarded(actions)
     floor = settings.visibility_floor
+    store = make_store(settings)
     service = QueueService(
-        make_store(settings),
+        store,
         enforce_timing_rules=not settings.relaxed_timing,
         visibility_floor=None if floor is None else float(floor),
+        events=Recorder(store.dead_lettered),
     )
 
     @asynccontextmanager
@@ -45,7 +49,8 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
         try:
             if declared:
                 await apply(service, declared)
-            yield
+            with drained_on_signals(service.drain):
+                yield
         finally:
             await service.close()
 

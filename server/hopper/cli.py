@@ -11,13 +11,16 @@ import asyncio
 import importlib.util
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from hopper import __version__
+from hopper.observability import logs, metrics, shutdown
 from hopper.settings import Settings, SettingsError, load
 
 log = logging.getLogger("hopper")
@@ -32,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as error:
         print(f"hopper: {error}", file=sys.stderr)
         return EXIT_UNUSABLE
-    logging.basicConfig(level=settings.log_level.upper(), format="%(message)s")
+    logs.configure(settings.log_format, settings.log_level)
     if args.command == "migrate":
         return _migrate(settings)
     return _serve(settings)
@@ -49,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--region")
     serve.add_argument("--max-body-bytes", type=int)
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--log-format", choices=["text", "json"], help="json: one JSON object per line"
+    )
     serve.add_argument(
         "--workers", type=int, help="server processes over one database (default 1)"
     )
@@ -125,7 +131,10 @@ def _serve(settings: Settings) -> int:
         if _migrated(settings) is None:
             return EXIT_UNUSABLE
         where = describe_database(settings.database_url)
-        log.info("hopper: PostgreSQL store at %s schema %s", where, settings.database_schema)
+        log.info(
+            "hopper: PostgreSQL store at %s schema %s, schema version %s",
+            where, settings.database_schema, schema_version(),
+        )
     else:
         log.info("hopper: in-memory store (messages are lost on exit)")
     log.info("hopper: listening on http://%s:%d", settings.host, settings.port)
@@ -136,6 +145,10 @@ def _serve(settings: Settings) -> int:
         "loop": "uvloop" if _importable("uvloop") else "auto",
         "http": "httptools" if _importable("httptools") else "auto",
         "lifespan": "on",
+        # hopper logs each request itself (observability/requests.py), with its id.
+        "access_log": False,
+        "log_config": logs.config(settings.log_format, settings.log_level),
+        "timeout_graceful_shutdown": shutdown.GRACE_SECONDS,
     }
     try:
         # Built before uvicorn starts (also for workers, which build their own), so
@@ -145,6 +158,7 @@ def _serve(settings: Settings) -> int:
         print(f"hopper: {error}", file=sys.stderr)
         return EXIT_UNUSABLE
     log.info("hopper: auth %s%s", settings.auth, _rate_text(settings))
+    log.info("hopper: queues declared: %s", _declared_text(settings))
     if settings.workers > 1:
         return _serve_workers(settings, options)
     config = uvicorn.Config(app, **options)
@@ -154,6 +168,22 @@ def _serve(settings: Settings) -> int:
         signal.signal(handled, lambda *_: None)
     uvicorn.Server(config).run()
     return 0
+
+
+def _declared_text(settings: Settings) -> str:
+    if settings.config is None:
+        return "none"
+    from hopper.declared import declared_queues
+
+    names = [queue.key.name for queue in declared_queues(settings.config, settings)]
+    return f"{len(names)} ({', '.join(names)})" if names else "none"
+
+
+def schema_version() -> str:
+    """The newest migration this hopper has (the database was just migrated to it)."""
+    from hopper.store.schema import migrations
+
+    return migrations()[-1][0]
 
 
 def _rate_text(settings: Settings) -> str:
@@ -186,13 +216,20 @@ def _serve_workers(settings: Settings, options: dict[str, Any]) -> int:
     from hopper.settings import as_environment
 
     os.environ.update(as_environment(settings))
-    # uvicorn's supervisor handles SIGINT/SIGTERM itself: it stops the workers and returns.
-    uvicorn.run(
-        "hopper.app:create_app_from_environment",
-        factory=True,
-        workers=settings.workers,
-        **options,
-    )
+    # Counters and histograms of all workers, summed by whichever answers a scrape.
+    directory = tempfile.mkdtemp(prefix="hopper-metrics-")
+    os.environ[metrics.MULTIPROCESS_VARIABLE] = directory
+    try:
+        # uvicorn's supervisor handles SIGINT/SIGTERM itself: it stops the workers and
+        # returns.
+        uvicorn.run(
+            "hopper.app:create_app_from_environment",
+            factory=True,
+            workers=settings.workers,
+            **options,
+        )
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
     return 0
 
 

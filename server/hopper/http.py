@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from hopper.auth.gate import Gate
 from hopper.auth.sigv4 import Arrival
 from hopper.core.errors import QueueError
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
+from hopper.observability import dashboard, requests
+from hopper.observability.metrics import CONTENT_TYPE, scrape
+from hopper.observability.overview import Counts
 from hopper.settings import Settings
 from hopper.wire import errors, protocol, render_json, render_xml
 from hopper.wire.context import RequestContext
@@ -37,7 +41,7 @@ def routes(
     settings: Settings,
     actions: Mapping[str, Handler],
     gate: Gate | None = None,
-) -> list[Route]:
+) -> list[BaseRoute]:
     """The server's routes: the service endpoint `/`, queue URLs `/<account>/<name>`
     (both protocols, GET and POST) and `/health`. Other paths are unknown operations.
     `gate` (authentication, rate limits) admits each SQS request; None admits all."""
@@ -45,9 +49,21 @@ def routes(
     async def sqs(request: Request) -> Response:
         return await _serve(request, service, settings, actions, gate)
 
+    async def root(request: Request) -> Response:
+        if dashboard.wants_page(request):
+            return await dashboard.page(request)
+        return await sqs(request)
+
+    counts = Counts(service)
+
+    async def metrics(request: Request) -> Response:
+        return Response(await scrape(service, counts), media_type=CONTENT_TYPE)
+
     return [
         Route("/health", _health, methods=["GET"]),
-        Route("/", sqs, methods=["GET", "POST"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        *dashboard.routes(service, counts),
+        Route("/", root, methods=["GET", "POST"]),
         Route("/{account}/{name}", sqs, methods=["GET", "POST"]),
         Route("/{rest:path}", _unknown_path),
     ]
@@ -70,17 +86,25 @@ async def _serve(
     gate: Gate | None,
 ) -> Response:
     ctx = _context(request, settings)
+    started = time.perf_counter()
+    call = requests.Call(ctx.request_id)
     try:
-        result, action = await _dispatch(request, ctx, service, settings, actions, gate)
+        result = await _dispatch(request, ctx, service, settings, actions, gate, call)
     except errors.SqsError as error:
-        return _response(_render_error(ctx.protocol, error, ctx.request_id))
+        rendered = _render_error(ctx.protocol, error, ctx.request_id)
+        call.outcome = error.name
     except QueueError as error:
-        return _response(_render_error(ctx.protocol, errors.from_core(error), ctx.request_id))
+        sqs_error = errors.from_core(error)
+        rendered = _render_error(ctx.protocol, sqs_error, ctx.request_id)
+        call.outcome = sqs_error.name
     except Exception:
         log.exception("hopper: request %s failed", ctx.request_id)
-        return _response(_render_error(ctx.protocol, errors.internal_failure(), ctx.request_id))
-    rendered = _render_result(ctx.protocol, action, result, ctx.request_id)
-    rendered.headers.update(ctx.response_headers)
+        rendered = _render_error(ctx.protocol, errors.internal_failure(), ctx.request_id)
+        call.outcome = "InternalFailure"
+    else:
+        rendered = _render_result(ctx.protocol, call.action, result, ctx.request_id)
+        rendered.headers.update(ctx.response_headers)
+    requests.finished(call, rendered.status, time.perf_counter() - started)
     return _response(rendered)
 
 
@@ -91,7 +115,8 @@ async def _dispatch(
     settings: Settings,
     actions: Mapping[str, Handler],
     gate: Gate | None,
-) -> tuple[dict[str, Any], str]:
+    call: requests.Call,
+) -> dict[str, Any]:
     body = await protocol.read_bounded(
         request.stream(), request.headers.get("content-length"), settings.max_body_bytes
     )
@@ -110,7 +135,8 @@ async def _dispatch(
     handler = actions.get(action)
     if handler is None:
         raise protocol.unknown_action(action)
-    return await handler(service, ctx, params), action
+    call.action = action
+    return await handler(service, ctx, params)
 
 
 def _context(request: Request, settings: Settings) -> RequestContext:

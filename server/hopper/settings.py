@@ -21,6 +21,7 @@ class Settings:
     max_body_bytes: int = 8 * 1024 * 1024
     relaxed_timing: bool = False  # drop AWS's 60-second rules (for test suites)
     log_level: str = "info"
+    log_format: str = "text"  # or "json": one JSON object per line
     workers: int = 1  # server processes; more than one needs the database
     # Seconds: shorter visibility timeouts are raised to it (None: no floor).
     visibility_floor: int | None = None
@@ -41,6 +42,10 @@ class Settings:
             raise SettingsError(
                 f"the visibility floor must be 1 to {MAX_VISIBILITY_FLOOR} seconds, not {floor}"
             )
+        if self.log_format not in LOG_FORMATS:
+            raise SettingsError(
+                f"the log format must be one of {', '.join(LOG_FORMATS)}, not {self.log_format!r}"
+            )
         if self.auth not in AUTH_MODES:
             raise SettingsError(f"--auth must be one of {', '.join(AUTH_MODES)}, not {self.auth!r}")
         if self.rate_limit is not None and self.rate_limit < 1:
@@ -54,6 +59,7 @@ class SettingsError(ValueError):
 
 
 AUTH_MODES = ("off", "sigv4")
+LOG_FORMATS = ("text", "json")
 
 # A floor can be at most SQS's longest visibility timeout (12 hours).
 MAX_VISIBILITY_FLOOR = 43_200

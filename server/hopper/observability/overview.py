@@ -1,0 +1,136 @@
+"""Every queue with its counts and dead-letter relations, as the metrics and the
+dashboard show them: `QueueStore.stats` per queue (the counts GetQueueAttributes
+reports, nothing counted twice), re-measured as often as its cost allows (Counts)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from hopper.core.errors import QueueNotFound
+from hopper.core.model import QueueKey, QueueRecord, QueueStats
+from hopper.core.service import QueueService
+from hopper.store.base import QueueStore
+
+_PAGE = 1000
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """One queue as an operator sees it. Ages are in seconds (None: no such message);
+    `dead_letter_depth` is None when the queue has no dead-letter rule or its target
+    is gone, otherwise every message the target holds (visible, in flight, delayed),
+    as the Hopper.DeadLetterQueueDepth attribute counts it."""
+
+    record: QueueRecord
+    stats: QueueStats
+    oldest_age: float | None
+    oldest_visible_age: float | None
+    dead_letter_depth: int | None = None
+    # Queues whose dead-letter rule names this one, by name.
+    sources: list[QueueKey] = field(default_factory=list)
+
+    @property
+    def key(self) -> QueueKey:
+        return self.record.key
+
+    @property
+    def depth(self) -> int:
+        return _depth(self.stats)
+
+
+@dataclass(frozen=True)
+class _Measured:
+    stats: QueueStats
+    at: float  # monotonic seconds, when the measurement began
+    took: float  # seconds
+
+
+class Counts:
+    """Queue stats for operators, re-measured only when their cost allows.
+
+    Counting a queue reads all its messages (QueueStore.stats: 0.5 s for a queue of a
+    million on Postgres), and dashboards and scrapers ask often. A queue is counted
+    again once `1 / share` times its last count's duration has passed since that
+    count began, so counting a queue takes at most `share` of the time (1%: one counted
+    in 1 ms is fresh for 0.1 s, so small queues are exact at every scrape; one
+    counted in 0.5 s is at most 50 s old). GetQueueAttributes is not affected: it
+    always counts."""
+
+    def __init__(
+        self, service: QueueService, *, share: float = 0.01,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._service = service
+        self._share = share
+        self._monotonic = monotonic
+        self._measured: dict[QueueKey, _Measured] = {}
+
+    async def stats(self, key: QueueKey) -> QueueStats:
+        """The queue's stats, measured now or recently enough. Raises QueueNotFound."""
+        measured = self._measured.get(key)
+        began = self._monotonic()
+        if measured is not None and began - measured.at < measured.took / self._share:
+            return measured.stats
+        stats = await self._service.queue_stats(key)
+        self._measured[key] = _Measured(stats, began, self._monotonic() - began)
+        return stats
+
+    def keep_only(self, keys: set[QueueKey]) -> None:
+        """Forget the queues not in `keys` (deleted ones)."""
+        for key in self._measured.keys() - keys:
+            del self._measured[key]
+
+
+async def overview(service: QueueService, counts: Counts) -> list[QueueView]:
+    """Every queue of every account, by account then name."""
+    stats: dict[QueueKey, tuple[QueueRecord, QueueStats]] = {}
+    async for record in all_queues(service.store):
+        try:
+            stats[record.key] = (record, await counts.stats(record.key))
+        except QueueNotFound:
+            continue  # deleted while we looked
+    counts.keep_only(set(stats))
+    now = service.clock.time()
+    sources: dict[QueueKey, list[QueueKey]] = {}
+    for record, _ in stats.values():
+        rule = record.config.dead_letter
+        if rule is not None:
+            sources.setdefault(rule.target, []).append(record.key)
+    views = []
+    for record, measured in stats.values():
+        rule = record.config.dead_letter
+        target = None if rule is None else stats.get(rule.target)
+        views.append(
+            QueueView(
+                record=record,
+                stats=measured,
+                oldest_age=_age(now, measured.oldest_sent_at),
+                oldest_visible_age=_age(now, measured.oldest_visible_sent_at),
+                dead_letter_depth=None if target is None else _depth(target[1]),
+                sources=sorted(sources.get(record.key, [])),
+            )
+        )
+    return views
+
+
+async def all_queues(store: QueueStore) -> AsyncIterator[QueueRecord]:
+    for account in await store.accounts():
+        after: str | None = None
+        while True:
+            page = await store.list_queues(account, after=after, limit=_PAGE)
+            for record in page:
+                yield record
+            if len(page) < _PAGE:
+                break
+            after = page[-1].key.name
+
+
+def _depth(stats: QueueStats) -> int:
+    return stats.visible + stats.in_flight + stats.delayed
+
+
+def _age(now: float, sent_at: float | None) -> float | None:
+    # The database clock may run a little ahead of ours: an age is never negative.
+    return None if sent_at is None else max(0.0, now - sent_at)
