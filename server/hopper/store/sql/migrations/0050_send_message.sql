@@ -43,7 +43,7 @@ BEGIN
     -- SQS's characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF (text
     -- holds no NUL and no surrogates, so what is left to refuse is this).
     IF message_body ~ E'[\\x01-\\x08\\x0B\\x0C\\x0E-\\x1F\\uFFFE\\uFFFF]' THEN
-        RAISE EXCEPTION 'InvalidMessageContents: Invalid binary character was found in the message body.'
+        RAISE EXCEPTION 'InvalidMessageContents: Invalid binary character was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF'
             USING ERRCODE = '22023';
     END IF;
     IF size > (q.config ->> 'maximum_message_size')::integer THEN
@@ -52,7 +52,7 @@ BEGIN
     END IF;
     delay := coalesce(delay_seconds, (q.config ->> 'delay_seconds')::double precision);
     IF delay < 0 OR delay > 900 THEN
-        RAISE EXCEPTION 'InvalidParameterValue: Value % for parameter DelaySeconds is invalid. Reason: DelaySeconds must be >= 0 and <= 900',
+        RAISE EXCEPTION 'InvalidParameterValue: Value % for parameter DelaySeconds is invalid. Reason: DelaySeconds must be >= 0 and <= 900.',
             delay_seconds USING ERRCODE = '22023';
     END IF;
     -- the depth ceiling (Hopper.MaximumQueueDepth), counted only when the queue has one
