@@ -71,3 +71,42 @@ async def test_a_watch_remembers_a_wake_up_that_came_between_waits() -> None:
         wakeups.notify(KEY)
         assert await watch.wait(0) is True
         assert await watch.wait(0) is False
+
+
+async def test_notify_with_a_count_wakes_that_many_idle_waiters_longest_waiting_first() -> None:
+    wakeups = Wakeups()
+    waiters = [asyncio.create_task(wakeups.wait(KEY, 30)) for _ in range(5)]
+    await until_waiting(wakeups, KEY, 5)
+    await asyncio.sleep(0)  # every waiter is now inside its wait
+    wakeups.notify(KEY, 2)
+    await asyncio.wait(waiters, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.sleep(0)
+    assert [w.done() for w in waiters] == [True, True, False, False, False]
+    wakeups.notify(KEY)
+    async with asyncio.timeout(5):
+        assert await asyncio.gather(*waiters) == [True] * 5
+
+
+async def test_a_counted_wake_up_is_not_spent_on_a_waiter_already_woken() -> None:
+    wakeups = Wakeups()
+    waiters = [asyncio.create_task(wakeups.wait(KEY, 30)) for _ in range(3)]
+    await until_waiting(wakeups, KEY, 3)
+    await asyncio.sleep(0)
+    wakeups.notify(KEY, 1)
+    wakeups.notify(KEY, 1)  # before the first woken waiter has run
+    await asyncio.wait(waiters, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.sleep(0)
+    assert [w.done() for w in waiters] == [True, True, False]
+    wakeups.notify(KEY)
+    await asyncio.gather(*waiters)
+
+
+async def test_more_messages_than_idle_waiters_flags_the_busy_ones_too() -> None:
+    wakeups = Wakeups()
+    with wakeups.watch(KEY) as busy:  # between two looks: not waiting
+        idle = asyncio.create_task(wakeups.wait(KEY, 30))
+        await until_waiting(wakeups, KEY, 2)
+        await asyncio.sleep(0)
+        wakeups.notify(KEY, 2)
+        assert await idle is True
+        assert await busy.wait(0) is True  # remembered for its next wait

@@ -52,6 +52,7 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.core.move_tasks import MoveTasks
+from hopper.core.recent import RecentQueues
 from hopper.core.wakeups import Wakeups
 from hopper.store.base import QueueStore
 
@@ -91,6 +92,7 @@ class QueueService:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
+        self._recent = RecentQueues()
         self.enforce_timing_rules = enforce_timing_rules
         self.poll_fallback_seconds = poll_fallback_seconds
         self.housekeeping_seconds = housekeeping_seconds
@@ -186,7 +188,13 @@ class QueueService:
         record = await self.store.get_queue(key)
         if record is None:
             raise QueueNotFound(key)
+        self._recent.put(record)
         return record
+
+    async def _recent_queue(self, key: QueueKey) -> QueueRecord:
+        """The queue's record as read within the last second (the message paths: see
+        core/recent.py). Raises QueueNotFound."""
+        return self._recent.get(key) or await self.get_queue(key)
 
     async def list_queues(
         self, account: str, *, prefix: str, max_results: int | None, next_token: str | None
@@ -200,6 +208,7 @@ class QueueService:
         return _page(keys, size, paged=max_results is not None)
 
     async def delete_queue(self, key: QueueKey) -> None:
+        self._recent.forget(key)
         if await self.store.delete_queue(key, now=self.clock.now()) is None:
             raise QueueNotFound(key)
         self.in_flight.forget(key)
@@ -224,6 +233,7 @@ class QueueService:
         config = queues.changed_config(record.config, settings)
         if "dead_letter" in settings:
             await self._check_dead_letter(key, config)
+        self._recent.forget(key)
         await self.store.update_queue(key, config, now=self.clock.now())
         # A shorter delay or a new rule may make messages receivable sooner.
         self.wakeups.notify(key)
@@ -231,9 +241,11 @@ class QueueService:
     async def tag_queue(self, key: QueueKey, tags: Mapping[str, str]) -> None:
         record = await self.get_queue(key)
         queues.check_tags(tags, existing=record.tags)
+        self._recent.forget(key)
         await self.store.set_tags(key, add=tags, remove=())
 
     async def untag_queue(self, key: QueueKey, tag_keys: Sequence[str]) -> None:
+        self._recent.forget(key)
         await self.store.set_tags(key, add={}, remove=tag_keys)
 
     async def list_dead_letter_sources(
@@ -289,6 +301,7 @@ class QueueService:
             extra.pop(permissions.ATTRIBUTE, None)
         else:
             extra[permissions.ATTRIBUTE] = text
+        self._recent.forget(key)
         await self.store.update_queue(key, replace(config, extra=extra), now=self.clock.now())
 
     # --- message move tasks -------------------------------------------------------------
@@ -317,7 +330,7 @@ class QueueService:
         MaximumMessageSize), InvalidParameter (delay out of range, too many attributes,
         FIFO rules), InvalidMessageContents, OverLimit (the queue holds its
         maximum_depth of messages)."""
-        record = await self.get_queue(key)
+        record = await self._recent_queue(key)
         message = messages.prepare(draft, record.config, _new_id())
         [result] = await self.store.send(
             key, [message], now=self.clock.now(), max_depth=record.config.maximum_depth
@@ -342,7 +355,7 @@ class QueueService:
         total = sum(messages.size(draft) for draft in drafts)
         if total > limits.MAX_MESSAGE_SIZE:
             raise BatchTooLong(total, limits.MAX_MESSAGE_SIZE)
-        record = await self.get_queue(key)
+        record = await self._recent_queue(key)
         messages.check_batch(drafts, record.config)
         outcomes: list[NewMessage | QueueError] = []
         for draft in drafts:
@@ -389,7 +402,7 @@ class QueueService:
         deleted, delivered again or had its visibility changed; once one was, the retry
         is a receive like any other. Raises InvalidParameter for an attempt id that is
         not 1 to 128 alphanumerics and punctuation."""
-        record = await self.get_queue(key)
+        record = await self._recent_queue(key)
         _check_receive(max_messages, visibility_timeout, wait_time)
         attempt = attempt_id if key.is_fifo else None
         if attempt is not None:
@@ -584,12 +597,13 @@ class QueueService:
     def _wake_for(
         self, sent: Sequence[NewMessage], results: Sequence[SendResult], key: QueueKey
     ) -> None:
-        """Wake local waiters when a send made a message receivable right away."""
-        if any(
-            message.delay <= 0 and not result.duplicate
+        """Wake as many local waiters as the send made messages receivable right away."""
+        receivable = sum(
+            message.delay <= 0 and not (result.duplicate or result.refused)
             for message, result in zip(sent, results, strict=True)
-        ):
-            self.wakeups.notify(key)
+        )
+        if receivable:
+            self.wakeups.notify(key, receivable)
 
     async def _no_changes(self, key: QueueKey) -> list[ReceiptResult]:
         # Every entry was invalid: the queue must still exist for the call to succeed.
