@@ -123,7 +123,7 @@ class _TransactionStore(PostgresQueueStore):
     no pool, no listener (the notification is sent by `send`, in the transaction)."""
 
     def __init__(self, connection: asyncpg.Connection, schema: str) -> None:
-        super().__init__("", schema=schema, listen=False)
+        super().__init__("", schema=schema, listen=False, coalesce=False)
         self._connection = connection
 
     @property

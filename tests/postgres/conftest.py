@@ -28,8 +28,10 @@ class Wakes:
 
     def __init__(self) -> None:
         self.keys: asyncio.Queue[QueueKey] = asyncio.Queue()
+        self.counts: list[int | None] = []  # each wake-up's count, in order
 
-    def __call__(self, key: QueueKey) -> None:
+    def __call__(self, key: QueueKey, count: int | None = None) -> None:
+        self.counts.append(count)
         self.keys.put_nowait(key)
 
     async def next(self, timeout: float = 5.0) -> QueueKey:

@@ -48,6 +48,32 @@ async def test_many_sends_coalesce_into_few_notifications(open_store: StoreOpene
         assert wakes.keys.qsize() < 19
 
 
+async def test_a_notification_counts_the_messages_made_receivable(
+    open_store: StoreOpener,
+) -> None:
+    # The receiving process wakes that many waiters, not all of them (core/wakeups.py).
+    wakes = Wakes()
+    # a coalescing window wide enough that both sends fall in it on a loaded machine
+    async with open_store(notify_delay=0.5) as sender, open_store(wakes):
+        await sender.create_queue(QUEUE, QueueConfig(), {}, now=None)
+        await sender.send(QUEUE, [message(), message(), message()], now=None)
+        await sender.send(QUEUE, [message()], now=None)
+        assert await wakes.next() == QUEUE
+        assert wakes.counts == [4]
+
+
+async def test_delayed_messages_alone_wake_every_waiter_to_reread_deadlines(
+    open_store: StoreOpener,
+) -> None:
+    wakes = Wakes()
+    async with open_store() as sender, open_store(wakes):
+        await sender.create_queue(QUEUE, QueueConfig(), {}, now=None)
+        delayed = NewMessage(id=str(uuid.uuid4()), body="later", delay=30)
+        await sender.send(QUEUE, [delayed], now=None)
+        assert await wakes.next() == QUEUE
+        assert wakes.counts == [None]
+
+
 async def test_the_listener_reconnects_after_its_backend_is_terminated(
     open_store: StoreOpener, database: str
 ) -> None:

@@ -31,7 +31,8 @@ from hopper.core.model import (
     VisibilityChange,
 )
 
-WakeUp = Callable[[QueueKey], None]
+# (queue, how many messages became receivable; None: every waiter should look again)
+WakeUp = Callable[[QueueKey, int | None], None]
 
 
 class QueueStore(Protocol):

@@ -7,8 +7,10 @@ one lock and cut inserts from 8,700/s to 2,100/s); `Listener.poke` collects queu
 flushes them a few milliseconds later, all in one statement, on the listening
 connection, which no request ever waits for.
 
-Payloads are `<instance> <account>/<name>`: a process ignores its own notifications,
-since the service wakes same-process waiters directly.
+Payloads are `<instance> <account>/<name>[ <count>]`: a process ignores its own
+notifications, since the service wakes same-process waiters directly. The count is how
+many messages became receivable, so that a receiving process wakes that many of its
+waiters instead of all of them (see core/wakeups.py); without one, every waiter looks.
 """
 
 from __future__ import annotations
@@ -30,23 +32,25 @@ log = logging.getLogger(__name__)
 Connect = Callable[[], Awaitable[asyncpg.Connection]]
 
 
-def payload(instance: str, key: QueueKey) -> str:
-    return f"{instance} {key.account}/{key.name}"
+def payload(instance: str, key: QueueKey, count: int | None = None) -> str:
+    text = f"{instance} {key.account}/{key.name}"
+    return text if count is None else f"{text} {count}"
 
 
-def parse(text: str) -> tuple[str, QueueKey] | None:
-    """(instance, key) of a payload, or None when it is not one of ours."""
-    instance, _, queue = text.partition(" ")
+def parse(text: str) -> tuple[str, QueueKey, int | None] | None:
+    """(instance, key, count) of a payload, or None when it is not one of ours."""
+    instance, _, rest = text.partition(" ")
+    queue, _, count = rest.partition(" ")
     account, slash, name = queue.partition("/")
-    if not slash or not account or not name:
+    if not slash or not account or not name or (count and not count.isdigit()):
         return None
-    return instance, QueueKey(account, name)
+    return instance, QueueKey(account, name), int(count) if count else None
 
 
 class Listener:
     """Keeps one LISTEN connection open for the life of the process.
 
-    `on_wake(key)` is called for every notification from another instance.
+    `on_wake(key, count)` is called for every notification from another instance.
     `on_reconnect()` is awaited after the connection was lost and opened again:
     notifications sent meanwhile are gone, so it should wake every waiter.
     """
@@ -54,7 +58,7 @@ class Listener:
     def __init__(
         self,
         connect: Connect,
-        on_wake: Callable[[QueueKey], None],
+        on_wake: Callable[[QueueKey, int | None], None],
         on_reconnect: Callable[[], Awaitable[None]],
         *,
         notify_sql: str,
@@ -71,7 +75,7 @@ class Listener:
         self._health_interval = health_interval
         self._backoff = backoff
         self._connection: asyncpg.Connection | None = None
-        self._pending: set[QueueKey] = set()
+        self._pending: dict[QueueKey, int | None] = {}
         self._flusher: asyncio.Task[None] | None = None
         self._runner: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
@@ -100,9 +104,13 @@ class Listener:
         """The backend process id of the listening connection (None while reconnecting)."""
         return None if self._connection is None else int(self._connection.get_server_pid())
 
-    def poke(self, key: QueueKey) -> None:
-        """Tell other processes, soon and coalesced, that `key` has new messages."""
-        self._pending.add(key)
+    def poke(self, key: QueueKey, count: int | None = None) -> None:
+        """Tell other processes, soon and coalesced, that `key` has `count` new
+        receivable messages (None: something changed, every waiter should look)."""
+        if key in self._pending:
+            pending = self._pending[key]
+            count = None if pending is None or count is None else pending + count
+        self._pending[key] = count
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name="hopper-notify")
 
@@ -171,7 +179,7 @@ class Listener:
     ) -> None:
         parsed = parse(str(text))
         if parsed is not None and parsed[0] != self.instance:
-            self._on_wake(parsed[1])
+            self._on_wake(parsed[1], parsed[2])
 
     # --- sending --------------------------------------------------------------------
 
@@ -179,8 +187,8 @@ class Listener:
         # Pokes arriving while a flush is sent are picked up by the next round.
         while self._pending:
             await asyncio.sleep(self._flush_delay)  # the coalescing window
-            keys, self._pending = self._pending, set()
-            await self._send([payload(self.instance, key) for key in keys])
+            pending, self._pending = self._pending, {}
+            await self._send([payload(self.instance, k, n) for k, n in pending.items()])
 
     async def _send(self, payloads: list[str]) -> None:
         connection = self._connection

@@ -35,6 +35,7 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.store.base import WakeUp
+from hopper.store.coalesce import Coalescer
 from hopper.store.listener import Listener
 from hopper.store.rows import (
     attributes_json,
@@ -54,6 +55,10 @@ from hopper.store.schema import (
 from hopper.store.vacuum import Vacuum
 
 _MAX_BIGINT = 2**63 - 1
+# What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
+SendGroup = tuple[QueueKey, float | None, int | None]
+# ... and deletes: the queue, the clock's reading, whether lapsed receipts are refused.
+DeleteGroup = tuple[QueueKey, float | None, bool]
 _DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
@@ -67,8 +72,12 @@ class PostgresQueueStore:
         max_size: int = 16,
         listen: bool = True,
         notify_delay: float = 0.005,
+        coalesce: bool = True,
     ) -> None:
         self._dsn = dsn
+        # Concurrent sends and deletes of a queue share statements (coalesce.py); not
+        # on a connection that is not ours to run several tasks on.
+        self._coalesce = coalesce
         self._schema = checked_schema(schema)
         self._min_size = min_size
         self._max_size = max_size
@@ -85,6 +94,12 @@ class PostgresQueueStore:
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
         self.vacuum = Vacuum(self._vacuum_messages)
+        self._sends: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
+            self._send_group, size=lambda message: len(message.body)
+        )
+        self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
+            self._delete_group, size=lambda receipt: 1
+        )
         self._dead_lettered: Counter[QueueKey] = Counter()
 
     # --- life cycle -----------------------------------------------------------------
@@ -100,6 +115,7 @@ class PostgresQueueStore:
                 max_size=self._max_size,
                 server_settings={"search_path": self._schema},
                 init=_init_connection,
+                reset=_session_is_clean,
             )
         except _DATABASE_ERRORS as error:
             raise DatabaseUnreachable(f"cannot connect to the database: {error}") from error
@@ -121,6 +137,8 @@ class PostgresQueueStore:
             raise
 
     async def close(self) -> None:
+        await self._sends.close()
+        await self._deletes.close()
         await self.vacuum.close()
         listener, self.listener = self.listener, None
         pool, self._pool = self._pool, None
@@ -146,7 +164,7 @@ class PostgresQueueStore:
             return
         with contextlib.suppress(*_DATABASE_ERRORS):
             for row in await self._db.fetch(self._sql["queue_keys"]):
-                self._wake(QueueKey(row["account"], row["name"]))
+                self._wake(QueueKey(row["account"], row["name"]), None)
 
     @property
     def _db(self) -> asyncpg.Pool:
@@ -244,15 +262,34 @@ class PostgresQueueStore:
         repeats = key.is_fifo or any(m.deduplication_id is not None for m in messages)
         unique, positions = _first_uses(messages) if repeats else (list(messages), None)
         with _translated(key):
-            results = await self._send_unique(key, unique, now, max_depth)
-        if self.listener is not None and any(not (r.duplicate or r.refused) for r in results):
-            self.listener.poke(key)
+            if repeats or not self._coalesce:
+                results = await self._send_unique(key, unique, now, max_depth)
+            else:  # no keys to take: concurrent sends of the queue share a statement
+                results = await self._sends.submit((key, now, max_depth), unique)
+        self._tell_others(key, unique, results)
         if positions is None:
             return results
         return [
             _as_duplicate(results[index]) if repeat else results[index]
             for index, repeat in positions
         ]
+
+    def _tell_others(
+        self, key: QueueKey, sent: Sequence[NewMessage], results: Sequence[SendResult]
+    ) -> None:
+        """Poke other processes: with how many messages are receivable now, or, when
+        only delayed ones were sent, with no count (their waiters re-read deadlines)."""
+        if self.listener is None:
+            return
+        pairs = zip(sent, results, strict=True)
+        enqueued = [m for m, r in pairs if not (r.duplicate or r.refused)]
+        if enqueued:
+            receivable = sum(m.delay <= 0 for m in enqueued)
+            self.listener.poke(key, receivable or None)
+
+    async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
+        key, now, max_depth = group
+        return await self._send_unique(key, messages, now, max_depth)
 
     async def _send_unique(
         self,
@@ -396,7 +433,7 @@ class PostgresQueueStore:
         if not key.is_fifo and self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
-        rows = await connection.fetch(self._sql[statement], *args)
+        rows = await _deadlock_retried(connection, self._sql[statement], *args)
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
             raise QueueNotFound(key)
@@ -416,18 +453,31 @@ class PostgresQueueStore:
         now: float | None,
     ) -> list[ReceiptResult]:
         with _translated(key):
-            rows = await self._db.fetch(
-                self._sql["delete_messages"],
-                key.account,
-                key.name,
-                now,
-                [r.message_id for r in receipts],
-                [_bounded(r.token) for r in receipts],
-                refuse_expired,
+            # concurrent deletes of the queue share a statement (see coalesce.py)
+            group = (key, now, refuse_expired)
+            rows = await (
+                self._deletes.submit(group, receipts)
+                if self._coalesce
+                else self._delete_group(group, list(receipts))
             )
             results = await self._classify_all(key, receipts, rows, refuse_expired)
         self.vacuum.deleted(sum(r.outcome is ReceiptOutcome.OK for r in results))
         return _repeats_gone(receipts, results)
+
+    async def _delete_group(
+        self, group: DeleteGroup, receipts: list[Receipt]
+    ) -> list[asyncpg.Record]:
+        key, now, refuse_expired = group
+        return await _deadlock_retried(
+            self._db,
+            self._sql["delete_messages"],
+            key.account,
+            key.name,
+            now,
+            [r.message_id for r in receipts],
+            [_bounded(r.token) for r in receipts],
+            refuse_expired,
+        )
 
     async def change_visibility(
         self,
@@ -760,6 +810,34 @@ async def _init_connection(connection: asyncpg.Connection) -> None:
     await connection.set_type_codec(
         "jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
     )
+
+
+async def _deadlock_retried(
+    db: Connectable | asyncpg.Pool, sql: str, *args: object, attempts: int = 3
+) -> list[asyncpg.Record]:
+    """Run a claim or a delete, again if PostgreSQL broke a deadlock by aborting it.
+
+    A claim and a delete can each wait for the other: under READ COMMITTED a claim that
+    finds a row changed since its snapshot locks the newest version before re-checking
+    it, and keeps that lock even when it then skips the row, while a delete may wait for
+    that row holding rows the claim needs. The aborted statement changed nothing, so it
+    runs again. Inside a transaction (a FIFO receive) the abort is the caller's."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await db.fetch(sql, *args)
+        except asyncpg.DeadlockDetectedError:
+            in_transaction = not isinstance(db, asyncpg.Pool) and db.is_in_transaction()
+            if attempt == attempts or in_transaction:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _session_is_clean(connection: asyncpg.Connection) -> None:
+    """The pool's reset hook. asyncpg's default sends RESET ALL, UNLISTEN *, CLOSE ALL
+    and pg_advisory_unlock_all() on every release: a round trip per request (a third of
+    a SendMessage's). The store's pooled connections hold no session state (no SET, no
+    LISTEN, no cursor or session lock outlives a statement; the listener and migrations
+    use their own connections), and asyncpg still rolls back an open transaction."""
 
 
 @contextlib.contextmanager

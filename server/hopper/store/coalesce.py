@@ -1,0 +1,126 @@
+"""Concurrent calls that can share one statement, run as one.
+
+Sixteen clients each sending one message cost sixteen statements, sixteen commits and
+sixteen foreign-key locks of the same queue row: on PostgreSQL a single-message send
+was bound by per-statement work, not by the rows. A `Coalescer` lets the first call of
+a key run at once; calls of that key arriving while its statement runs wait, and go
+together in the next one (at most `max_items` items or `max_bytes` bytes each), so a
+busy queue pays one round trip per group instead of per call, and an idle one pays
+nothing extra. Each caller still gets its own results, only after its group's
+statement has committed.
+
+The statements run in their own tasks: a caller that goes away (a client that hung up)
+does not cancel the others' statement, and its items are sent all the same, as a
+request the server had already begun would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass
+class _Group(Generic[T, R]):
+    items: list[T] = field(default_factory=list)
+    size: int = 0
+    # one (count of items, future of their results) per caller, in order
+    callers: list[tuple[int, asyncio.Future[list[R]]]] = field(default_factory=list)
+
+
+class Coalescer(Generic[K, T, R]):
+    def __init__(
+        self,
+        run: Callable[[K, list[T]], Awaitable[list[R]]],
+        *,
+        size: Callable[[T], int],
+        max_items: int = 200,
+        max_bytes: int = 2 * 1024 * 1024,
+        parallel: int = 2,
+    ) -> None:
+        self._run = run
+        self._size = size
+        self._max_items = max_items
+        self._max_bytes = max_bytes
+        # Statements of one key in flight at once: two overlap one's commit with the
+        # next one's work, without spreading a queue's sends over the whole pool.
+        self._parallel = parallel
+        self._waiting: dict[K, deque[_Group[T, R]]] = {}
+        self._running: dict[K, int] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def submit(self, key: K, items: Sequence[T]) -> list[R]:
+        """Run `items` in a statement of `key`, alone or with others' items; their
+        results, in order."""
+        future: asyncio.Future[list[R]] = asyncio.get_running_loop().create_future()
+        self._join(key, list(items), future)
+        if self._running.get(key, 0) < self._parallel:
+            self._running[key] = self._running.get(key, 0) + 1
+            task = asyncio.create_task(self._drain(key), name="hopper-coalesced")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return await future
+
+    async def close(self) -> None:
+        """Wait for the statements already started (their callers are owed answers)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _join(self, key: K, items: list[T], future: asyncio.Future[list[R]]) -> None:
+        groups = self._waiting.setdefault(key, deque())
+        size = sum(self._size(item) for item in items)
+        last = groups[-1] if groups else None
+        if (
+            last is None
+            or len(last.items) + len(items) > self._max_items
+            or last.size + size > self._max_bytes
+        ):
+            last = _Group()
+            groups.append(last)
+        last.items.extend(items)
+        last.size += size
+        last.callers.append((len(items), future))
+
+    async def _drain(self, key: K) -> None:
+        try:
+            while groups := self._waiting.get(key):
+                group = groups.popleft()
+                if not groups:
+                    del self._waiting[key]
+                await self._settle(key, group)
+        finally:
+            self._running[key] -= 1
+            if not self._running[key]:
+                del self._running[key]
+
+    async def _settle(self, key: K, group: _Group[T, R]) -> None:
+        try:
+            results = await self._run(key, group.items)
+        except Exception as error:  # every caller of the group gets the failure
+            for _, future in group.callers:
+                if not future.done():
+                    future.set_exception(error)
+                    future.add_done_callback(_consume)  # for a caller that is gone
+            return
+        except BaseException:  # the statement's task was cancelled: so are its callers
+            for _, future in group.callers:
+                future.cancel()
+            raise
+        start = 0
+        for count, future in group.callers:
+            if not future.done():
+                future.set_result(results[start : start + count])
+            start += count
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    with contextlib.suppress(BaseException):
+        future.exception()

@@ -1,0 +1,102 @@
+"""Coalescer: concurrent calls of one key share a statement; each caller gets its own
+results, failures and cancellations stay with the callers they belong to."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hopper.store.coalesce import Coalescer
+
+
+class Statements:
+    """A fake statement runner that records each run and waits to be released, so a
+    test decides when a statement "commits"."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, list[int]]] = []
+        self.release = asyncio.Event()
+        self.started = asyncio.Event()
+        self.fail_with: Exception | None = None
+
+    async def run(self, key: str, items: list[int]) -> list[int]:
+        self.runs.append((key, items))
+        self.started.set()
+        await self.release.wait()
+        if self.fail_with is not None:
+            raise self.fail_with
+        return [item * 10 for item in items]
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_calls_arriving_while_a_statement_runs_share_the_next_one() -> None:
+    statements = Statements()
+    coalescer = Coalescer(statements.run, size=lambda item: 1, parallel=1)
+    first = asyncio.create_task(coalescer.submit("q", [1]))
+    await statements.started.wait()
+    later = [asyncio.create_task(coalescer.submit("q", [n, n + 1])) for n in (2, 4, 6)]
+    await settle()
+    statements.release.set()
+    assert await first == [10]
+    assert [await task for task in later] == [[20, 30], [40, 50], [60, 70]]
+    assert statements.runs == [("q", [1]), ("q", [2, 3, 4, 5, 6, 7])]
+
+
+async def test_a_group_holds_at_most_max_items() -> None:
+    statements = Statements()
+    coalescer = Coalescer(statements.run, size=lambda item: 1, max_items=3, parallel=1)
+    first = asyncio.create_task(coalescer.submit("q", [0]))
+    await statements.started.wait()
+    later = [asyncio.create_task(coalescer.submit("q", [n, n])) for n in (1, 2, 3)]
+    await settle()
+    statements.release.set()
+    await asyncio.gather(first, *later)
+    assert [items for _, items in statements.runs] == [[0], [1, 1], [2, 2], [3, 3]]
+
+
+async def test_keys_do_not_wait_for_each_other_and_one_key_runs_parallel_statements() -> None:
+    statements = Statements()
+    coalescer = Coalescer(statements.run, size=lambda item: 1, parallel=2)
+    tasks = []
+    for key in ("a", "a", "a", "b"):
+        tasks.append(asyncio.create_task(coalescer.submit(key, [1])))
+        await settle()
+    # two statements of "a" at once, the third call waits for one of them; "b" runs
+    assert sorted(key for key, _ in statements.runs) == ["a", "a", "b"]
+    statements.release.set()
+    assert await asyncio.gather(*tasks) == [[10]] * 4
+    assert len(statements.runs) == 4
+
+
+async def test_a_failed_statement_fails_every_caller_of_its_group_only() -> None:
+    statements = Statements()
+    coalescer = Coalescer(statements.run, size=lambda item: 1, parallel=1)
+    first = asyncio.create_task(coalescer.submit("q", [1]))
+    await statements.started.wait()
+    statements.fail_with = RuntimeError("database gone")
+    statements.release.set()
+    with pytest.raises(RuntimeError, match="database gone"):
+        await first
+    statements.fail_with = None
+    assert await coalescer.submit("q", [2]) == [20]
+
+
+async def test_a_caller_that_goes_away_cancels_nobody_else_and_its_items_are_sent() -> None:
+    statements = Statements()
+    coalescer = Coalescer(statements.run, size=lambda item: 1, parallel=1)
+    first = asyncio.create_task(coalescer.submit("q", [1]))
+    await statements.started.wait()
+    gone = asyncio.create_task(coalescer.submit("q", [2]))
+    stays = asyncio.create_task(coalescer.submit("q", [3]))
+    await settle()
+    gone.cancel()
+    first.cancel()  # the caller of the running statement hangs up too
+    statements.release.set()
+    assert await stays == [30]
+    assert statements.runs == [("q", [1]), ("q", [2, 3])]
+    await coalescer.close()
