@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from hopper.auth.gate import Gate
 from hopper.auth.sigv4 import Arrival
-from hopper.core.errors import QueueError
+from hopper.core.errors import QueueError, StoreUnavailable
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
 from hopper.observability import dashboard, requests
@@ -57,7 +57,11 @@ def routes(
     counts = Counts(service)
 
     async def metrics(request: Request) -> Response:
-        return Response(await scrape(service, counts), media_type=CONTENT_TYPE)
+        try:
+            return Response(await scrape(service, counts), media_type=CONTENT_TYPE)
+        except StoreUnavailable as error:
+            # Prometheus records a failed scrape (`up` 0): better than stale numbers.
+            return PlainTextResponse(f"the store is unavailable: {error.reason}", 503)
 
     return [
         Route("/health", _health, methods=["GET"]),

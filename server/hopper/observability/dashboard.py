@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from hopper.core.errors import InvalidParameter, QueueNotFound
+from hopper.core.errors import InvalidParameter, QueueNotFound, StoreUnavailable
 from hopper.core.model import MessageAttribute, PeekedMessage, QueueKey
 from hopper.core.service import MAX_PEEK, QueueService
 from hopper.observability.overview import Counts, QueueView, overview
@@ -27,7 +27,10 @@ PEEK_DEFAULT = 10
 
 def routes(service: QueueService, counts: Counts) -> list[BaseRoute]:
     async def queues(request: Request) -> Response:
-        views = await overview(service, counts)
+        try:
+            views = await overview(service, counts)
+        except StoreUnavailable as error:
+            return _problem(503, f"the store is unavailable: {error.reason}")
         return JSONResponse(
             {"time": service.clock.time(), "queues": [_queue_json(view) for view in views]}
         )
@@ -72,6 +75,8 @@ async def _peek(service: QueueService, request: Request) -> Response:
         return _problem(400, f"limit must be 1 to {MAX_PEEK}")
     except QueueNotFound:
         return _problem(404, f"no queue {name} in account {account}")
+    except StoreUnavailable as error:
+        return _problem(503, f"the store is unavailable: {error.reason}")
     return JSONResponse({"messages": [_message_json(p) for p in peeked]})
 
 
