@@ -66,7 +66,7 @@ def routes(
     return [
         Route("/health", _health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        *dashboard.routes(service, counts),
+        *dashboard.routes(service, counts, peek_allowed=settings.auth == "off"),
         Route("/", root, methods=["GET", "POST"]),
         Route("/{account}/{name}", sqs, methods=["GET", "POST"]),
         Route("/{rest:path}", _unknown_path),

@@ -11,8 +11,11 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import boto3
 import httpx
 import pytest
+
+from .processes import start_hopper
 
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -157,3 +160,31 @@ def test_peek_refuses_bad_limits_and_unknown_queues(sqs, endpoint) -> None:
         assert response.status_code == status, (limit, response.text)
     assert httpx.get(base, params={"account": account, "queue": unique("no")}).status_code == 404
     assert httpx.get(base, params={"queue": name}).status_code == 400
+
+
+def test_with_sigv4_auth_the_unauthenticated_dashboard_shows_no_message_bodies(
+    tmp_path: Path,
+) -> None:
+    keys = tmp_path / "credentials.toml"
+    keys.write_text(
+        '[[credentials]]\naccess_key = "AKIDDASH"\nsecret_key = "s"\naccount_id = "111111111111"\n'
+    )
+    server = start_hopper(
+        "--auth", "sigv4", "--credentials-file", str(keys), log=tmp_path / "hopper.log"
+    )
+    try:
+        signed = boto3.client(
+            "sqs", endpoint_url=server.url, region_name="us-east-1",
+            aws_access_key_id="AKIDDASH", aws_secret_access_key="s",
+        )
+        signed.create_queue(QueueName="private")
+        peek = httpx.get(
+            f"{server.url}/dashboard/peek", params={"account": "111111111111", "queue": "private"}
+        )
+        assert peek.status_code == 403
+        assert "--auth sigv4" in peek.json()["error"]
+        listed = httpx.get(f"{server.url}/dashboard/queues").json()["queues"]
+        assert [queue["name"] for queue in listed] == ["private"]
+    finally:
+        code = server.stop()
+    assert code == 0, server.output()

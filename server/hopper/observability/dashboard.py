@@ -23,9 +23,16 @@ from hopper.core.service import MAX_PEEK, QueueService
 from hopper.observability.overview import Counts, QueueView, overview
 
 PEEK_DEFAULT = 10
+PEEK_REFUSED = (
+    "peek is off while hopper authenticates SQS requests (--auth sigv4): the dashboard"
+    " is not authenticated, and message bodies are the tenants' own"
+)
 
 
-def routes(service: QueueService, counts: Counts) -> list[BaseRoute]:
+def routes(service: QueueService, counts: Counts, *, peek_allowed: bool) -> list[BaseRoute]:
+    """The dashboard's routes. Without `peek_allowed` (a server that authenticates SQS
+    requests: the dashboard itself is not authenticated) no message body is shown."""
+
     async def queues(request: Request) -> Response:
         try:
             views = await overview(service, counts)
@@ -36,6 +43,8 @@ def routes(service: QueueService, counts: Counts) -> list[BaseRoute]:
         )
 
     async def peek(request: Request) -> Response:
+        if not peek_allowed:
+            return _problem(403, PEEK_REFUSED)
         return await _peek(service, request)
 
     return [

@@ -105,6 +105,12 @@ async function peek(queue) {
   const query = new URLSearchParams({ account: queue.account, queue: queue.name, limit: "20" });
   const response = await fetch(`/dashboard/peek?${query}`, { cache: "no-store" });
   const data = await response.json();
+  if (!response.ok) {
+    const status = document.getElementById("status");
+    status.textContent = `peek at ${queue.name}: ${data.error}`;
+    status.className = "status error";
+    return;
+  }
   const body = document.querySelector("#peek-messages tbody");
   body.replaceChildren(
     ...(data.messages || []).map((m) => {
