@@ -297,8 +297,8 @@ def test_a_tenant_cannot_name_another_tenants_queue_by_arn(auth_endpoint):
     code, status, message = error_of(
         b.set_queue_attributes, QueueUrl=source_b, Attributes={"RedrivePolicy": policy}
     )
-    assert (code, status) == ("InvalidAttributeValue", 400)
-    assert "Dead-letter target does not exist." in message
+    assert (code, status) == ("InvalidParameterValue", 400)
+    assert "Dead letter target does not exist." in message
     assert error_of(b.start_message_move_task, SourceArn=arn)[0] == "ResourceNotFoundException"
     assert error_of(b.list_message_move_tasks, SourceArn=arn)[0] == "ResourceNotFoundException"
 

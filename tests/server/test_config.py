@@ -239,5 +239,5 @@ def test_a_declaration_the_store_refuses_stops_start_up(tmp_path):
     assert done.returncode != 0
     assert (
         "declared queue q: Invalid value for the parameter RedrivePolicy. Reason: "
-        "Dead-letter target does not exist."
+        "Dead letter target does not exist."
     ) in done.stderr + done.stdout

@@ -224,6 +224,24 @@ async def test_a_redrive_policy_round_trips_and_lists_its_source(service):
     assert sources == {"queueUrls": [url]}
 
 
+async def test_a_redrive_policy_the_core_refuses_is_an_invalid_value_of_the_policy(service):
+    # AWS words every RedrivePolicy refusal as an invalid value of it, quoting it.
+    policy = (
+        f'{{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:{ACCOUNT}:nowhere","maxReceiveCount":3}}'
+    )
+    other = await new_queue(service, "other")
+    for action, params in (
+        ("CreateQueue", {"QueueName": "src", "Attributes": {"RedrivePolicy": policy}}),
+        ("SetQueueAttributes", {"QueueUrl": other, "Attributes": {"RedrivePolicy": policy}}),
+    ):
+        error = await failure(service, action, params)
+        assert (error.name, error.message) == (
+            "InvalidParameterValue",
+            f"Value {policy} for parameter RedrivePolicy is invalid. "
+            "Reason: Dead letter target does not exist.",
+        )
+
+
 async def test_purge_queue_removes_every_message(service):
     url = await new_queue(service)
     await call(service, "SendMessage", {"QueueUrl": url, "MessageBody": "x"})

@@ -259,7 +259,7 @@ async def test_a_dead_letter_queue_denying_a_source_refuses_its_redrive_policy(s
         "CreateQueue",
         {"QueueName": "stranger", "Attributes": {"RedrivePolicy": policy_text}},
     )
-    assert error.name == "InvalidAttributeValue"
+    assert error.name == "InvalidParameterValue"
     assert (await get(service, "RedriveAllowPolicy", url=f"{BASE}/{ACCOUNT}/dlq")) == {
         "RedriveAllowPolicy": by_queue(2)
     }

@@ -516,7 +516,7 @@ class QueueService:
             return
         target = await self.store.get_queue(rule.target)
         if target is None:
-            raise InvalidAttributeValue("dead_letter", "Dead-letter target does not exist.")
+            raise InvalidAttributeValue("dead_letter", "Dead letter target does not exist.")
         if target.config.fifo != config.fifo:
             raise InvalidAttributeValue(
                 "dead_letter", "Dead-letter queue must be same type of queue as the source."

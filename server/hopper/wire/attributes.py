@@ -250,16 +250,16 @@ def parse_redrive_policy(text: str) -> DeadLetterRule | None:
     except ValueError:
         policy = None
     if not isinstance(policy, dict):
-        raise _redrive_error(text, "Redrive policy is not a valid JSON map.")
+        raise redrive_error(text, "Redrive policy is not a valid JSON map.")
     for member in ("deadLetterTargetArn", "maxReceiveCount"):
         if member not in policy:
-            raise _redrive_error(
+            raise redrive_error(
                 text, f"Redrive policy does not contain mandatory attribute: {member}."
             )
     arn = policy["deadLetterTargetArn"]
     target = parse_queue_arn(arn) if isinstance(arn, str) else None
     if target is None:
-        raise _redrive_error(text, "Invalid value for deadLetterTargetArn.")
+        raise redrive_error(text, "Invalid value for deadLetterTargetArn.")
     return DeadLetterRule(target, _max_receive_count(text, policy["maxReceiveCount"]))
 
 
@@ -271,7 +271,7 @@ def _max_receive_count(text: str, value: Any) -> int:
     elif isinstance(value, str) and value.strip().isdigit():
         count = int(value.strip())
     if count is None or not low <= count <= high:
-        raise _redrive_error(
+        raise redrive_error(
             text,
             f"Invalid value for maxReceiveCount: {value}, valid values are from {low} to "
             f"{high} both inclusive.",
@@ -279,7 +279,8 @@ def _max_receive_count(text: str, value: Any) -> int:
     return count
 
 
-def _redrive_error(text: str, reason: str) -> SqsError:
+def redrive_error(text: str, reason: str) -> SqsError:
+    """How AWS refuses a RedrivePolicy: an invalid value of the parameter, quoted."""
     return SqsError(
         "InvalidParameterValue",
         f"Value {text} for parameter RedrivePolicy is invalid. Reason: {reason}",

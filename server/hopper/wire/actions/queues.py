@@ -3,6 +3,8 @@ GetQueueAttributes, SetQueueAttributes, PurgeQueue."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hopper.core.errors import InvalidAttributeValue
@@ -19,9 +21,10 @@ async def create_queue(
     name = validate.required_str(params, "QueueName")
     given = validate.as_str_map(params, "Attributes")
     settings = attributes.settings_from(given, fifo=attributes.requested_fifo(given))
-    _check_own_dead_letter(ctx, settings)
     tags = validate.as_str_map(params, "tags")
-    record = await service.create_queue(QueueKey(ctx.account, name), settings, tags)
+    with _redrive_policy_refused(given):
+        _check_own_dead_letter(ctx, settings)
+        record = await service.create_queue(QueueKey(ctx.account, name), settings, tags)
     return {"QueueUrl": queue_url(ctx, record.key)}
 
 
@@ -85,8 +88,9 @@ async def set_queue_attributes(
     given = validate.as_str_map(params, "Attributes")
     record = await service.get_queue(key)
     settings = attributes.settings_from(given, fifo=record.config.fifo)
-    _check_own_dead_letter(ctx, settings)
-    await service.set_queue_attributes(key, settings)
+    with _redrive_policy_refused(given):
+        _check_own_dead_letter(ctx, settings)
+        await service.set_queue_attributes(key, settings)
     return {}
 
 
@@ -96,7 +100,20 @@ def _check_own_dead_letter(ctx: RequestContext, settings: dict[str, Any]) -> Non
     account)."""
     rule = settings.get("dead_letter")
     if rule is not None and rule.target.account != ctx.account:
-        raise InvalidAttributeValue("dead_letter", "Dead-letter target does not exist.")
+        raise InvalidAttributeValue("dead_letter", "Dead letter target does not exist.")
+
+
+@contextmanager
+def _redrive_policy_refused(given: dict[str, str]) -> Iterator[None]:
+    """The core refuses a dead-letter rule it cannot follow (no such target, another
+    queue type, the target's RedriveAllowPolicy); AWS words each refusal as an invalid
+    value of RedrivePolicy, quoting the policy."""
+    try:
+        yield
+    except InvalidAttributeValue as error:
+        if error.attribute != "dead_letter":
+            raise
+        raise attributes.redrive_error(given.get("RedrivePolicy", ""), error.reason) from None
 
 
 async def purge_queue(
