@@ -74,6 +74,9 @@ class SendLoad:
         self.acknowledged: list[str] = []
         self.stop = threading.Event()
         self._lock = threading.Lock()
+        # Made here, not in the threads: creating clients of boto3's default session
+        # from several threads at once is not thread-safe (an occasional KeyError).
+        self._clients = [client(server) for _ in range(SENDERS)]
         self._threads = [
             threading.Thread(target=self._send, args=(n,)) for n in range(SENDERS)
         ]
@@ -92,7 +95,7 @@ class SendLoad:
             return len(self.acknowledged)
 
     def _send(self, sender: int) -> None:
-        sqs = client(self.server)
+        sqs = self._clients[sender]
         deadline = time.monotonic() + LOAD_SECONDS
         for n in itertools.count():
             if self.stop.is_set() or time.monotonic() > deadline:
