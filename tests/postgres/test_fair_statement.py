@@ -10,11 +10,10 @@ import json
 import asyncpg
 
 from hopper.core import fairness
-from hopper.core.model import NewMessage, QueueConfig, QueueKey
 from hopper.store.schema import queries
 
 from .conftest import StoreOpener
-from .test_query_plan import scans
+from .test_query_plan import fill_queues, scans
 
 ACCOUNT = "000000000000"
 
@@ -38,12 +37,7 @@ async def test_the_fair_claim_counts_tenants_through_the_group_index(
     open_store: StoreOpener, database: str
 ) -> None:
     async with open_store(listen=False) as store:
-        for n in range(3):
-            queue = QueueKey(ACCOUNT, f"q{n}")
-            await store.create_queue(queue, QueueConfig(), {}, now=None)
-            for start in range(0, 1_000, 10):
-                batch = [NewMessage(id=f"{n}-{start + i}", body="x") for i in range(10)]
-                await store.send(queue, batch, now=None)
+        await fill_queues(store, 3)
     connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
     try:
         await connection.execute("ANALYZE")

@@ -8,23 +8,17 @@ import json
 
 import asyncpg
 
-from hopper.core.model import NewMessage, QueueConfig, QueueKey
 from hopper.store.schema import queries
 
 from .conftest import StoreOpener
-from .test_query_plan import ACCOUNT, scans
+from .test_query_plan import ACCOUNT, fill_queues, scans
 
 
 async def test_stats_reads_its_queue_through_an_index_not_the_table(
     open_store: StoreOpener, database: str
 ) -> None:
     async with open_store(listen=False) as store:
-        for n in range(5):
-            queue = QueueKey(ACCOUNT, f"q{n}")
-            await store.create_queue(queue, QueueConfig(), {}, now=None)
-            for start in range(0, 1_000, 10):
-                batch = [NewMessage(id=f"{n}-{start + i}", body="x") for i in range(10)]
-                await store.send(queue, batch, now=None)
+        await fill_queues(store, 5)
     connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
     try:
         await connection.execute("ANALYZE")

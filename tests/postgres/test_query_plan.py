@@ -9,11 +9,23 @@ from typing import Any
 import asyncpg
 
 from hopper.core.model import NewMessage, QueueConfig, QueueKey
+from hopper.store.postgres import PostgresQueueStore
 from hopper.store.schema import queries
 
 from .conftest import StoreOpener
 
 ACCOUNT = "000000000000"
+
+
+async def fill_queues(store: PostgresQueueStore, count: int) -> None:
+    """Queues q0..q<count-1> of 1,000 messages each, so that a plan has rows of other
+    queues to avoid."""
+    for n in range(count):
+        queue = QueueKey(ACCOUNT, f"q{n}")
+        await store.create_queue(queue, QueueConfig(), {}, now=None)
+        for start in range(0, 1_000, 10):
+            batch = [NewMessage(id=f"{n}-{start + i}", body="x") for i in range(10)]
+            await store.send(queue, batch, now=None)
 
 
 def scans(plan: dict[str, Any]) -> list[tuple[str, str | None, str | None]]:
@@ -28,12 +40,7 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
     open_store: StoreOpener, database: str
 ) -> None:
     async with open_store(listen=False) as store:
-        for n in range(5):
-            queue = QueueKey(ACCOUNT, f"q{n}")
-            await store.create_queue(queue, QueueConfig(), {}, now=None)
-            for start in range(0, 1_000, 10):
-                batch = [NewMessage(id=f"{n}-{start + i}", body="x") for i in range(10)]
-                await store.send(queue, batch, now=None)
+        await fill_queues(store, 5)
     connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
     try:
         await connection.execute("ANALYZE")
