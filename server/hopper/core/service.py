@@ -20,6 +20,7 @@ from typing import Any
 from hopper.core import fifo, limits, messages, pages, permissions, queues, redrive_allow
 from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
+from hopper.core.deadlines import NextDeadlines
 from hopper.core.errors import (
     BatchTooLong,
     InvalidAttributeValue,
@@ -93,6 +94,7 @@ class QueueService:
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
         self._recent = RecentQueues()
+        self._deadlines = NextDeadlines()
         self.enforce_timing_rules = enforce_timing_rules
         self.poll_fallback_seconds = poll_fallback_seconds
         self.housekeeping_seconds = housekeeping_seconds
@@ -480,6 +482,7 @@ class QueueService:
             else await self._no_changes(key)
         )
         # Deadlines moved: a waiter may now find a message sooner than it planned.
+        self._deadlines.forget(key)
         self.wakeups.notify(key)
         return [
             _visibility_error(outcome, next(results))
@@ -549,6 +552,8 @@ class QueueService:
         )
         self.in_flight.claimed(key, len(deliveries))
         self.events.received(key, deliveries)
+        if deliveries:
+            self._deadlines.lower(key, min(d.visible_at for d in deliveries))
         if config.dead_letter is not None:
             # The claim may have moved messages there: a hint for its waiters.
             self.wakeups.notify(config.dead_letter.target)
@@ -589,19 +594,34 @@ class QueueService:
                 if deliveries or remaining <= 0 or self.draining:
                     return deliveries
                 pause = min(remaining, self.poll_fallback_seconds)
-                upcoming = await self.store.next_visible_at(key, now=looked_at)
+                upcoming = await self._next_deadline(key, looked_at)
                 if upcoming is not None:
                     pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
                 await watch.wait(pause)
 
+    async def _next_deadline(self, key: QueueKey, looked_at: float | None) -> float | None:
+        """The queue's next visibility deadline, shared by this process's long polls
+        for a moment (core/deadlines.py)."""
+        known, deadline = self._deadlines.get(key, self.clock.time())
+        if not known:
+            deadline = await self.store.next_visible_at(key, now=looked_at)
+            self._deadlines.put(key, deadline)
+        return deadline
+
     def _wake_for(
         self, sent: Sequence[NewMessage], results: Sequence[SendResult], key: QueueKey
     ) -> None:
-        """Wake as many local waiters as the send made messages receivable right away."""
-        receivable = sum(
-            message.delay <= 0 and not (result.duplicate or result.refused)
+        """Wake as many local waiters as the send made messages receivable right away;
+        a delayed message's deadline is one the waiters should sleep until at most."""
+        enqueued = [
+            message
             for message, result in zip(sent, results, strict=True)
-        )
+            if not (result.duplicate or result.refused)
+        ]
+        receivable = sum(message.delay <= 0 for message in enqueued)
+        delays = [message.delay for message in enqueued if message.delay > 0]
+        if delays:
+            self._deadlines.lower(key, self.clock.time() + min(delays))
         if receivable:
             self.wakeups.notify(key, receivable)
 
