@@ -40,6 +40,8 @@ async def test_poison_messages_reach_the_dead_letter_queue_in_group_order(
     assert bodies_of(arrived) == ["a0", "b1", "a2", "b3"]
     # They keep their group and sequence number: the dead-letter queue is itself FIFO.
     assert [d.message.group_id for d in arrived] == ["a", "b", "a", "b"]
+    # Each keeps its receive count: one receive from the source, one from here.
+    assert [d.receive_count for d in arrived] == [2, 2, 2, 2]
     assert [d.message.sequence_number for d in arrived] == sorted(
         d.message.sequence_number
         for d in arrived  # type: ignore[misc]

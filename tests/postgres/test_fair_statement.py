@@ -47,7 +47,7 @@ async def test_the_fair_claim_counts_tenants_through_the_group_index(
             "EXPLAIN (FORMAT JSON) " + queries()["receive_fair_messages"]
         )
         row = await statement.fetchrow(
-            ACCOUNT, "q1", None, 10, 30.0, fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE
+            ACCOUNT, "q1", None, 10, 30.0, fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE, []
         )
     finally:
         await connection.close()

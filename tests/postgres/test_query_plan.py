@@ -51,6 +51,7 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
             None,
             10,
             30.0,
+            [],
         )
     finally:
         await connection.close()

@@ -70,6 +70,8 @@ def test_a_poison_message_is_dead_lettered_then_moved_back_as_a_fresh_message(sq
     assert receive(sqs, source_url, VisibilityTimeout=0) == []
     [dead] = receive(sqs, dlq_url, VisibilityTimeout=0)
     assert (dead["MessageId"], dead["Body"]) == (sent["MessageId"], "poison")
+    # It keeps its count: received "across all queues"; the move was no receive.
+    assert dead["Attributes"]["ApproximateReceiveCount"] == "4"
     assert dead["Attributes"]["DeadLetterQueueSourceArn"] == source_arn
     assert sqs.list_dead_letter_source_queues(QueueUrl=dlq_url)["queueUrls"] == [source_url]
 

@@ -146,9 +146,13 @@ class QueueStore(Protocol):
         A message never has two live leases: two concurrent receives never claim the
         same message. Messages older than the queue's retention period are never
         delivered. When the queue has a dead-letter rule, a message that has already been
-        received max_receive_count times is moved to the target queue in the same step
-        (keeping id, body, attributes, sent time; receive count reset; its
-        dead_letter_source set) instead of being delivered. On a FIFO queue messages are
+        received max_receive_count times from this queue (receives it carried in from a
+        queue that dead-lettered it do not count) is moved to the target queue in the
+        same step instead of being delivered: it keeps id, body, attributes, sent time,
+        receive count and first_received_at (the move is no receive), has no delivery
+        there (token 0), and its dead_letter_source is set. A receive delivers or moves
+        each message at most once, even when a zero lease leaves it visible, or the
+        queue is its own dead-letter queue. On a FIFO queue messages are
         claimed in sequence order per group, and no message of a group that has a
         message in flight is claimed. On a standard queue, fair-queue priority applies
         (core/fairness.py): while a tenant (group id) is noisy, the other tenants'

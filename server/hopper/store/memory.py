@@ -42,6 +42,10 @@ class _Message:
     visible_at: float
     token: int = 0
     receive_count: int = 0
+    # The receive count it brought into this queue from the queue that dead-lettered
+    # it: its receive count goes along (AWS counts receives "across all queues"), and
+    # this queue's maxReceiveCount counts only the receives made from it.
+    carried_receive_count: int = 0
     first_received_at: float | None = None
     # The live deduplication key it holds (standard queues); a message dead-lettered or
     # moved arrives elsewhere as a new _Message, without one.
@@ -298,12 +302,23 @@ class MemoryQueueStore:
             if replayed is not None:
                 return replayed
         deliveries: list[Delivery] = []
-        for message in self._receivable(queue, at):
-            if len(deliveries) >= max_messages:
-                break
-            if self._dead_letter(queue, message, at):
-                continue
-            deliveries.append(self._claim(message, visibility_timeout, at))
+        claimed: set[str] = set()
+        moved = True
+        # Look again while messages moved: a queue that is its own dead-letter queue has
+        # them back at its tail, receivable at once (as the Postgres store finds them).
+        # What this receive claimed stays out, even when a zero lease left it visible.
+        while moved and len(deliveries) < max_messages:
+            moved = False
+            for message in self._receivable(queue, at):
+                if len(deliveries) >= max_messages:
+                    break
+                if message.stored.id in claimed:
+                    continue
+                if self._dead_letter(queue, message, at):
+                    moved = True
+                    continue
+                deliveries.append(self._claim(message, visibility_timeout, at))
+                claimed.add(message.stored.id)
         if attempted and deliveries:
             self._record_attempt(queue, str(attempt_id), deliveries, at)
         return deliveries
@@ -371,7 +386,8 @@ class MemoryQueueStore:
         """Move `message` to the dead-letter target if it has been received
         max_receive_count times already. True when moved."""
         rule = queue.record.config.dead_letter
-        if rule is None or message.receive_count < rule.max_receive_count:
+        received_here = message.receive_count - message.carried_receive_count
+        if rule is None or received_here < rule.max_receive_count:
             return False
         target = self._queues.get(rule.target)
         if target is None:
@@ -379,7 +395,15 @@ class MemoryQueueStore:
             return False
         del queue.messages[message.stored.id]
         stored = dataclasses.replace(message.stored, dead_letter_source=queue.record.key)
-        target.messages[stored.id] = _Message(stored, visible_at=now)
+        # The move is no receive: count and first receive go along unchanged; token 0,
+        # so no earlier receipt names it there (its next delivery draws a greater one).
+        target.messages[stored.id] = _Message(
+            stored,
+            visible_at=now,
+            receive_count=message.receive_count,
+            carried_receive_count=message.receive_count,
+            first_received_at=message.first_received_at,
+        )
         self._dead_lettered[queue.record.key] += 1
         return True
 

@@ -410,9 +410,16 @@ class PostgresQueueStore:
         deliveries: list[Delivery] = []
         # Messages moved to the dead-letter queue take places in the claim's LIMIT;
         # look again for the places they left, so a poison message costs no delivery.
+        # The next look leaves out what this receive claimed (a zero lease leaves it
+        # visible): each message is delivered, or moved, at most once a receive.
         while len(deliveries) < max_messages:
             claimed, moved = await self._claim(
-                connection, key, max_messages - len(deliveries), visibility_timeout, now
+                connection,
+                key,
+                max_messages - len(deliveries),
+                visibility_timeout,
+                now,
+                [d.message.id for d in deliveries],
             )
             deliveries.extend(claimed)
             self._dead_lettered[key] += moved
@@ -427,12 +434,14 @@ class PostgresQueueStore:
         limit: int,
         visibility_timeout: float,
         now: float | None,
+        claimed_ids: list[str],
     ) -> tuple[list[Delivery], int]:
         args: tuple[object, ...] = (key.account, key.name, now, limit, float(visibility_timeout))
         statement = "receive_messages"
         if not key.is_fifo and self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
+        args += (claimed_ids,)
         rows = await _deadlock_retried(connection, self._sql[statement], *args)
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)

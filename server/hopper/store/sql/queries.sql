@@ -301,12 +301,14 @@ expired AS (
       )
       AND m.sent_at <= (SELECT horizon FROM q)
 ),
--- the oldest receivable messages, locked; one another receiver holds is skipped
+-- the oldest receivable messages, locked; one another receiver holds is skipped, and
+-- so is one this receive claimed already ($6: a zero lease left it visible)
 picked AS (
-    SELECT m.queue_id, m.id, m.seq, m.receive_count FROM messages m
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count FROM messages m
     WHERE m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at > (SELECT horizon FROM q)
+      AND m.id <> ALL($6::text[])
       AND (NOT (SELECT fifo FROM q) OR NOT EXISTS (
         -- FIFO: the group is locked while a message of it is in flight or an earlier
         -- one is not yet visible
@@ -320,19 +322,24 @@ picked AS (
     LIMIT $4
     FOR UPDATE OF m SKIP LOCKED
 ),
--- poison: picked messages already received max_receive_count times move to the
--- dead-letter queue as new arrivals there, instead of being delivered; their places in
--- its send order are drawn after sorting, so they arrive in the order they had here (a
--- FIFO dead-letter queue keeps each group's order)
+-- poison: picked messages already received max_receive_count times from this queue
+-- (receives counted before they arrived here are carried, not counted again) move to
+-- the dead-letter queue as new arrivals there, instead of being delivered; their places
+-- in its send order are drawn after sorting, so they arrive in the order they had here
+-- (a FIFO dead-letter queue keeps each group's order)
 poison AS (
     SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
-    WHERE q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    WHERE q.dead_letter_id IS NOT NULL
+      AND p.receive_count - p.carried_receive_count >= q.max_receive_count
     ORDER BY p.seq
 ),
+-- the move: the receive count and first receive go along (AWS counts receives "across
+-- all queues"; the move itself is no receive); token 0, so no earlier receipt names
+-- it there and its next delivery draws a token above all earlier ones
 moved AS (
     UPDATE messages m
     SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
-        receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
+        carried_receive_count = m.receive_count, token = 0, live_key = NULL,
         dead_letter_source_account = q.account, dead_letter_source_name = q.name
     FROM poison x, q
     WHERE m.queue_id = x.queue_id AND m.id = x.id
@@ -348,7 +355,8 @@ claimed AS (
         received_at = q.now
     FROM picked p, q
     WHERE m.queue_id = p.queue_id AND m.id = p.id
-      AND NOT (q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count)
+      AND NOT (q.dead_letter_id IS NOT NULL
+               AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
     RETURNING m.*
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved, c.*
@@ -415,24 +423,30 @@ noisy AS (
 -- then the noisy tenants', the fewest in flight first (this sorts the queue's
 -- receivable messages, so it runs only while a tenant is noisy)
 fair AS (
-    SELECT m.queue_id, m.id, m.seq, m.receive_count, coalesce(n.in_flight, 0) AS noisy_rank
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count,
+           coalesce(n.in_flight, 0) AS noisy_rank
     FROM messages m
     LEFT JOIN noisy n ON n.group_id = m.group_id
     WHERE EXISTS (SELECT 1 FROM noisy)
       AND m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at > (SELECT horizon FROM q)
+      AND m.id <> ALL($8::text[])
     ORDER BY coalesce(n.in_flight, 0), m.seq
     LIMIT $4
     FOR UPDATE OF m SKIP LOCKED
 ),
--- otherwise the oldest receivable messages, as receive_messages picks them
+-- otherwise the oldest receivable messages, as receive_messages picks them ($8: the
+-- messages this receive claimed already, as its $6)
 oldest AS (
-    SELECT m.queue_id, m.id, m.seq, m.receive_count, 0::int8 AS noisy_rank FROM messages m
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count,
+           0::int8 AS noisy_rank
+    FROM messages m
     WHERE NOT EXISTS (SELECT 1 FROM noisy)
       AND m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at > (SELECT horizon FROM q)
+      AND m.id <> ALL($8::text[])
     ORDER BY m.seq
     LIMIT $4
     FOR UPDATE OF m SKIP LOCKED
@@ -441,19 +455,24 @@ oldest AS (
 picked AS (
     SELECT * FROM oldest UNION ALL SELECT * FROM fair
 ),
--- poison: picked messages already received max_receive_count times move to the
--- dead-letter queue as new arrivals there, instead of being delivered; their places in
--- its send order are drawn after sorting, so they arrive in the order they had here (a
--- FIFO dead-letter queue keeps each group's order)
+-- poison: picked messages already received max_receive_count times from this queue
+-- (receives counted before they arrived here are carried, not counted again) move to
+-- the dead-letter queue as new arrivals there, instead of being delivered; their places
+-- in its send order are drawn after sorting, so they arrive in the order they had here
+-- (a FIFO dead-letter queue keeps each group's order)
 poison AS (
     SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
-    WHERE q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count
+    WHERE q.dead_letter_id IS NOT NULL
+      AND p.receive_count - p.carried_receive_count >= q.max_receive_count
     ORDER BY p.seq
 ),
+-- the move: the receive count and first receive go along (AWS counts receives "across
+-- all queues"; the move itself is no receive); token 0, so no earlier receipt names
+-- it there and its next delivery draws a token above all earlier ones
 moved AS (
     UPDATE messages m
     SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
-        receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
+        carried_receive_count = m.receive_count, token = 0, live_key = NULL,
         dead_letter_source_account = q.account, dead_letter_source_name = q.name
     FROM poison x, q
     WHERE m.queue_id = x.queue_id AND m.id = x.id
@@ -469,7 +488,8 @@ claimed AS (
         received_at = q.now
     FROM picked p, q
     WHERE m.queue_id = p.queue_id AND m.id = p.id
-      AND NOT (q.dead_letter_id IS NOT NULL AND p.receive_count >= q.max_receive_count)
+      AND NOT (q.dead_letter_id IS NOT NULL
+               AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
     RETURNING m.*, p.noisy_rank
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
@@ -713,8 +733,8 @@ placed AS (
 moved AS (
     UPDATE messages m
     SET queue_id = p.target, seq = p.seq, visible_at = (SELECT now FROM src),
-        receive_count = 0, token = 0, first_received_at = NULL, live_key = NULL,
-        dead_letter_source_account = NULL, dead_letter_source_name = NULL
+        receive_count = 0, carried_receive_count = 0, token = 0, first_received_at = NULL,
+        live_key = NULL, dead_letter_source_account = NULL, dead_letter_source_name = NULL
     FROM placed p
     WHERE m.queue_id = p.queue_id AND m.id = p.id
     RETURNING 1
