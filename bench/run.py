@@ -99,6 +99,7 @@ def _notes(args: argparse.Namespace, figures: Figures, began: float) -> list[str
     cpu = ", ".join(
         f"{w} {max(m.client_cpu for runs in by.values() for m in runs):.0f}%"
         for w, by in figures.items()
+        if any(by.values())  # (workloads left out by --workloads have no runs)
     )
     short = [
         f"{name} received {m.values['received']:.0f}/{m.values['sent']:.0f}"
