@@ -22,11 +22,7 @@ from collections.abc import Awaitable, Callable
 
 log = logging.getLogger(__name__)
 
-# A queue churning a few thousand messages reads its dead entries on every claim until
-# the next VACUUM (the latency benchmark, 2,500 messages through an empty queue: 3,100
-# index entries read per message with 5,000 here, 990 with 1,000); a VACUUM of a small
-# table costs milliseconds.
-MINIMUM = 1_000
+MINIMUM = 5_000
 FRACTION = 0.02
 
 
