@@ -4,9 +4,12 @@ send transaction (the trap the design notes warn about).
     PYTHONPATH=server python bench/pg_send.py [--seconds 5] [--workers 16]
 
 Each run uses a fresh database cloned from the migrated template. "coalesced" is what
-PostgresQueueStore does: the send commits alone, and the listener sends one NOTIFY
-per queue per few milliseconds on its own connection. "notify in txn" runs the same
-send statement plus `pg_notify` in one transaction, as a naive store would.
+PostgresQueueStore does: concurrent sends of the queue share a statement
+(store/coalesce.py), and the listener sends one NOTIFY per queue per few milliseconds on
+its own connection. "one per send" is the same store with statement coalescing off:
+each send its own statement and commit, NOTIFYs still coalesced by the listener.
+"notify in txn" runs that send statement plus `pg_notify` in one transaction, as a
+naive store would.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ async def notify_in_transaction(store: PostgresQueueStore, stop: float) -> int:
                 [None],
                 300.0,
                 None,  # no depth ceiling
+                [None],  # no deduplication window key
             )
             await connection.execute("SELECT pg_notify('hopper_wakeup', $1)", "x 0/bench")
         sent += 1
@@ -64,11 +68,13 @@ async def notify_in_transaction(store: PostgresQueueStore, stop: float) -> int:
 
 async def run(kind: str, seconds: float, workers: int) -> float:
     async with fresh_database() as dsn:
-        store = PostgresQueueStore(dsn, min_size=workers, max_size=workers)
-        await store.start(lambda key: None)
+        store = PostgresQueueStore(
+            dsn, min_size=workers, max_size=workers, coalesce=kind == "coalesced"
+        )
+        await store.start(lambda key, count: None)
         try:
             await store.create_queue(QUEUE, QueueConfig(), {}, now=None)
-            worker = coalesced if kind == "coalesced" else notify_in_transaction
+            worker = notify_in_transaction if kind == "notify in txn" else coalesced
             stop = time.monotonic() + seconds
             counts = await asyncio.gather(*(worker(store, stop) for _ in range(workers)))
         finally:
@@ -81,7 +87,7 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--workers", type=int, default=16)
     args = parser.parse_args()
-    for kind in ("coalesced", "notify in txn", "coalesced", "notify in txn"):
+    for kind in ("coalesced", "one per send", "notify in txn") * 2:
         rate = await run(kind, args.seconds, args.workers)
         print(f"{kind:>14}: {rate:8.0f} sends/s ({args.workers} workers, {args.seconds:.0f}s)")
 
