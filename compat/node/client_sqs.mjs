@@ -5,18 +5,13 @@
 //
 //   node client_sqs.mjs --endpoint URL --prefix NAME
 
-import { readFileSync } from "node:fs";
-import * as sqs from "@aws-sdk/client-sqs";
-import { announce, done, expect, md5OfAttributes, options, step } from "./steps.mjs";
+import {
+  announce, done, expect, md5OfAttributes, options, packageVersion, sqsClient, step,
+} from "./steps.mjs";
 
 const { endpoint, prefix } = options();
-const client = new sqs.SQSClient({
-  endpoint, region: "us-east-1", maxAttempts: 1,
-  credentials: { accessKeyId: "test", secretAccessKey: "test" },
-});
-const call = (name, input) => client.send(new sqs[`${name}Command`](input));
-const version = JSON.parse(readFileSync(
-  new URL("./node_modules/@aws-sdk/client-sqs/package.json", import.meta.url))).version;
+const { call } = sqsClient(endpoint);
+const version = packageVersion("@aws-sdk/client-sqs");
 const BODY = "hopper compat ✓";
 const ATTRIBUTES = {
   colour: { DataType: "String", StringValue: "blue" },

@@ -4,19 +4,12 @@
 //
 //   node consumer.mjs --endpoint URL --prefix NAME
 
-import { readFileSync } from "node:fs";
-import * as sqs from "@aws-sdk/client-sqs";
 import { Consumer } from "sqs-consumer";
-import { announce, done, expect, options, step } from "./steps.mjs";
+import { announce, done, expect, options, packageVersion, sqsClient, step } from "./steps.mjs";
 
 const { endpoint, prefix } = options();
-const client = new sqs.SQSClient({
-  endpoint, region: "us-east-1", maxAttempts: 1,
-  credentials: { accessKeyId: "test", secretAccessKey: "test" },
-});
-const call = (name, input) => client.send(new sqs[`${name}Command`](input));
-const version = JSON.parse(readFileSync(
-  new URL("./node_modules/sqs-consumer/package.json", import.meta.url))).version;
+const { client, call } = sqsClient(endpoint);
+const version = packageVersion("sqs-consumer");
 const COUNT = 12;
 const TIMEOUT_MS = 60_000;
 

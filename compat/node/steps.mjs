@@ -2,6 +2,8 @@
 // workloads print them (`client ...`, `ok <step> <seconds>`, `FAIL <step>: ...`, `done`).
 
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import * as sqs from "@aws-sdk/client-sqs";
 
 export function announce(client, version, protocol) {
   console.log(`client ${client} ${version} ${protocol}`);
@@ -61,4 +63,21 @@ export function md5OfAttributes(attributes) {
     }
   }
   return hash.digest("hex");
+}
+
+// One SQS client for a workload (no retries: a failure is a finding), and `call`, which
+// sends the command of that name.
+export function sqsClient(endpoint) {
+  const client = new sqs.SQSClient({
+    endpoint, region: "us-east-1", maxAttempts: 1,
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  });
+  const call = (name, input) => client.send(new sqs[`${name}Command`](input));
+  return { client, call };
+}
+
+// The installed version of an npm package of compat/node.
+export function packageVersion(name) {
+  return JSON.parse(readFileSync(
+    new URL(`./node_modules/${name}/package.json`, import.meta.url))).version;
 }
