@@ -59,3 +59,10 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
     on_messages = [node for node in nodes if node[1] == "messages"]
     assert ("Seq Scan", "messages", None) not in on_messages
     assert any(index == "messages_queue_order" for _, _, index in on_messages)
+
+
+async def test_the_store_plans_each_statement_once_per_connection(open_store: StoreOpener) -> None:
+    # Custom plans re-planned the claim on every execution (0.9 ms of planning for 0.25
+    # ms of work); the store's statements are keyed by queue, so one plan serves all.
+    async with open_store(listen=False) as store, store._db.acquire() as connection:
+        assert await connection.fetchval("SHOW plan_cache_mode") == "force_generic_plan"

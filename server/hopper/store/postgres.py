@@ -55,6 +55,11 @@ from hopper.store.schema import (
 from hopper.store.vacuum import Vacuum
 
 _MAX_BIGINT = 2**63 - 1
+# Every statement is prepared once per connection and keyed by its queue: the plan does
+# not depend on the parameters' values. Left to choose ("auto"), PostgreSQL kept planning
+# the claim afresh on every execution (its generic plan's estimate looked dearer): 0.9 ms
+# of planning for 0.25 ms of execution, a claim of 10 taking 1.5 ms instead of 0.63.
+_PLANNING = {"plan_cache_mode": "force_generic_plan"}
 # What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
 SendGroup = tuple[QueueKey, float | None, int | None]
 # ... and deletes: the queue, the clock's reading, whether lapsed receipts are refused.
@@ -113,7 +118,7 @@ class PostgresQueueStore:
                 self._dsn,
                 min_size=self._min_size,
                 max_size=self._max_size,
-                server_settings={"search_path": self._schema},
+                server_settings={"search_path": self._schema, **_PLANNING},
                 init=_init_connection,
                 reset=_session_is_clean,
             )
