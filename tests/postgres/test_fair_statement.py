@@ -5,15 +5,11 @@ text and plan, which no contract test can see."""
 
 from __future__ import annotations
 
-import json
-
-import asyncpg
-
 from hopper.core import fairness
 from hopper.store.schema import queries
 
 from .conftest import StoreOpener
-from .test_query_plan import fill_queues, scans
+from .test_query_plan import fill_queues, generic_plan, scans
 
 ACCOUNT = "000000000000"
 
@@ -38,20 +34,11 @@ async def test_the_fair_claim_counts_tenants_through_the_group_index(
 ) -> None:
     async with open_store(listen=False) as store:
         await fill_queues(store, 3)
-    connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
-    try:
-        await connection.execute("ANALYZE")
-        # A generic plan, as a prepared statement gets after a few executions.
-        await connection.execute("SET plan_cache_mode = force_generic_plan")
-        statement = await connection.prepare(
-            "EXPLAIN (FORMAT JSON) " + queries()["receive_fair_messages"]
-        )
-        row = await statement.fetchrow(
-            ACCOUNT, "q1", None, 10, 30.0, fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE, []
-        )
-    finally:
-        await connection.close()
-    nodes = scans(json.loads(row[0])[0]["Plan"])
+    plan = await generic_plan(
+        database, queries()["receive_fair_messages"],
+        ACCOUNT, "q1", None, 10, 30.0, fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE, [],
+    )
+    nodes = scans(plan)
     on_messages = [node for node in nodes if node[1] == "messages"]
     assert ("Seq Scan", "messages", None) not in on_messages
     assert any(index == "messages_queue_group" for _, _, index in on_messages)

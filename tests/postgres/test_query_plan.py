@@ -28,6 +28,24 @@ async def fill_queues(store: PostgresQueueStore, count: int) -> None:
             await store.send(queue, batch, now=None)
 
 
+async def generic_plan(database: str, sql: str, *args: object) -> dict[str, Any]:
+    """The plan the store runs `sql` with: its connections keep a prepared statement's
+    generic plan (plan_cache_mode force_generic_plan), after an ANALYZE."""
+    connection = await asyncpg.connect(
+        database,
+        server_settings={"search_path": "hopper", "plan_cache_mode": "force_generic_plan"},
+    )
+    try:
+        await connection.execute("ANALYZE")
+        statement = await connection.prepare("EXPLAIN (FORMAT JSON) " + sql)
+        row = await statement.fetchrow(*args)
+    finally:
+        await connection.close()
+    assert row is not None
+    plan: dict[str, Any] = json.loads(row[0])[0]["Plan"]
+    return plan
+
+
 def scans(plan: dict[str, Any]) -> list[tuple[str, str | None, str | None]]:
     """(node type, relation, index) of every node of an EXPLAIN (FORMAT JSON) plan."""
     found = [(plan["Node Type"], plan.get("Relation Name"), plan.get("Index Name"))]
@@ -41,21 +59,10 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
 ) -> None:
     async with open_store(listen=False) as store:
         await fill_queues(store, 5)
-    connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
-    try:
-        await connection.execute("ANALYZE")
-        [row] = await connection.fetch(
-            "EXPLAIN (FORMAT JSON) " + queries()["receive_messages"],
-            ACCOUNT,
-            "q3",
-            None,
-            10,
-            30.0,
-            [],
-        )
-    finally:
-        await connection.close()
-    nodes = scans(json.loads(row[0])[0]["Plan"])
+    plan = await generic_plan(
+        database, queries()["receive_messages"], ACCOUNT, "q3", None, 10, 30.0, []
+    )
+    nodes = scans(plan)
     on_messages = [node for node in nodes if node[1] == "messages"]
     assert ("Seq Scan", "messages", None) not in on_messages
     assert any(index == "messages_queue_order" for _, _, index in on_messages)
