@@ -15,7 +15,9 @@ async def test_stats_reads_its_queue_through_an_index_not_the_table(
 ) -> None:
     async with open_store(listen=False) as store:
         await fill_queues(store, 5)
-    plan = await generic_plan(database, queries()["stats"], ACCOUNT, "q3", None)
+    plan = await generic_plan(
+        database, queries()["stats"], ACCOUNT, "q3", None, mode="force_custom_plan"
+    )
     on_messages = [node for node in scans(plan) if node[1] == "messages"]
     assert on_messages
     assert all(kind != "Seq Scan" for kind, _, _ in on_messages)

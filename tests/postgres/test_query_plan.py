@@ -28,12 +28,14 @@ async def fill_queues(store: PostgresQueueStore, count: int) -> None:
             await store.send(queue, batch, now=None)
 
 
-async def generic_plan(database: str, sql: str, *args: object) -> dict[str, Any]:
-    """The plan the store runs `sql` with: its connections keep a prepared statement's
-    generic plan (plan_cache_mode force_generic_plan), after an ANALYZE."""
+async def generic_plan(
+    database: str, sql: str, *args: object, mode: str = "force_generic_plan"
+) -> dict[str, Any]:
+    """The plan the store runs `sql` with, after an ANALYZE: its connections keep a
+    prepared statement's generic plan, but for the few statements it plans for their
+    values (`mode` force_custom_plan: PostgresQueueStore._planned_for_values)."""
     connection = await asyncpg.connect(
-        database,
-        server_settings={"search_path": "hopper", "plan_cache_mode": "force_generic_plan"},
+        database, server_settings={"search_path": "hopper", "plan_cache_mode": mode}
     )
     try:
         await connection.execute("ANALYZE")
