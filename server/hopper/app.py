@@ -10,14 +10,14 @@ from starlette.applications import Starlette
 from hopper.auth.gate import from_settings
 from hopper.core.service import QueueService
 from hopper.declared import apply, declared_queues, guarded
-from hopper.http import Handler, routes
+from hopper.http import AsgiApp, Handler, front, routes
 from hopper.observability.metrics import Recorder
 from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
 from hopper.store.base import QueueStore
 
 
-def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> Starlette:
+def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> AsgiApp:
     """The ASGI app for `settings`: the in-memory store unless `database_url` is set,
     then PostgreSQL (migrated at start-up). `actions` replaces the SQS action table
     (tests only). The store opens in the app's lifespan and closes with it; the queues
@@ -55,13 +55,11 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
             await service.close()
 
     gate = from_settings(settings)
-    app = Starlette(routes=routes(service, settings, actions, gate), lifespan=lifespan)
-    app.state.service = service
-    app.state.settings = settings
-    return app
+    rest = Starlette(routes=routes(service, settings), lifespan=lifespan)
+    return front(service, settings, actions, gate, rest)
 
 
-def create_app_from_environment() -> Starlette:
+def create_app_from_environment() -> AsgiApp:
     """The app of one worker process of `hopper serve --workers N`: uvicorn imports it
     by name in each worker, and the parent passed its settings as `HOPPER_*` variables."""
     return create_app(load())

@@ -1,4 +1,9 @@
-"""The Starlette endpoints: request -> decode -> action handler -> render.
+"""The HTTP side: SQS requests -> decode -> action handler -> render, and the routes
+of everything else (health, metrics, the dashboard).
+
+SQS calls are served by `front`, a plain ASGI app in front of Starlette: they are the
+hot path, and Starlette's middleware, routing and request/response objects cost about
+as much CPU per call as the queue work of a send. Everything else goes to Starlette.
 
 Every failure becomes an SQS error in the request's own protocol: an `SqsError` as it
 is, a core `QueueError` through `errors.from_core`, anything else as InternalFailure
@@ -11,7 +16,8 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -32,28 +38,67 @@ from hopper.wire.context import RequestContext
 from hopper.wire.render_json import Rendered
 
 Handler = Callable[[QueueService, RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("hopper.http")
 
+# The first path segments Starlette serves; any other `/` or `/<account>/<name>` is SQS.
+_OWN_SEGMENTS = frozenset({"health", "metrics", "dashboard"})
 
-def routes(
+
+@dataclass(frozen=True)
+class Incoming:
+    """An SQS request as the transport hands it over: header names lower-case (the
+    first value of a repeated header in `headers`, every value in `raw_headers`)."""
+
+    method: str
+    scheme: str
+    raw_path: str  # percent-encoded, as signed
+    query_string: bytes
+    headers: Mapping[str, str]
+    raw_headers: Sequence[tuple[str, str]]
+    client: str | None
+    path_queue: QueueKey | None
+
+
+class Disconnected(Exception):
+    """The client went away before its request body arrived: nobody to answer."""
+
+
+def front(
     service: QueueService,
     settings: Settings,
     actions: Mapping[str, Handler],
-    gate: Gate | None = None,
-) -> list[BaseRoute]:
-    """The server's routes: the service endpoint `/`, queue URLs `/<account>/<name>`
-    (both protocols, GET and POST) and `/health`. Other paths are unknown operations.
-    `gate` (authentication, rate limits) admits each SQS request; None admits all."""
+    gate: Gate | None,
+    rest: AsgiApp,
+) -> AsgiApp:
+    """The server's ASGI app: SQS calls on `/` and queue URLs `/<account>/<name>` (both
+    protocols, GET and POST) served here, everything else by `rest` (Starlette)."""
 
-    async def sqs(request: Request) -> Response:
-        return await _serve(request, service, settings, actions, gate)
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        incoming = _sqs_request(scope) if scope["type"] == "http" else None
+        if incoming is None:
+            await rest(scope, receive, send)
+            return
+        try:
+            body = await _read_body(receive, incoming.headers, settings.max_body_bytes)
+        except Disconnected:
+            return
+        except errors.SqsError as error:
+            rendered = _render_error(protocol.detect_protocol(incoming.headers), error, _new_id())
+        else:
+            rendered = await serve(incoming, body, service, settings, actions, gate)
+        await _send(send, rendered)
 
-    async def root(request: Request) -> Response:
-        if dashboard.wants_page(request):
-            return await dashboard.page(request)
-        return await sqs(request)
+    return app
 
+
+def routes(service: QueueService, settings: Settings) -> list[BaseRoute]:
+    """Starlette's routes: `/health`, `/metrics`, the dashboard (and `/` for a browser);
+    other paths are unknown operations. SQS calls never reach these (see `front`)."""
     counts = Counts(service)
 
     async def metrics(request: Request) -> Response:
@@ -67,10 +112,67 @@ def routes(
         Route("/health", _health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         *dashboard.routes(service, counts, peek_allowed=settings.auth == "off"),
-        Route("/", root, methods=["GET", "POST"]),
-        Route("/{account}/{name}", sqs, methods=["GET", "POST"]),
+        Route("/", dashboard.page, methods=["GET"]),
         Route("/{rest:path}", _unknown_path),
     ]
+
+
+def _sqs_request(scope: Scope) -> Incoming | None:
+    """The SQS request `scope` is, or None for one Starlette serves: another path or
+    method, or a browser asking `/` for the dashboard."""
+    method: str = scope["method"]
+    if method not in ("GET", "POST"):
+        return None
+    path: str = scope["path"]
+    segments = path[1:].split("/")
+    if path == "/":
+        path_queue = None
+    elif len(segments) == 2 and all(segments) and segments[0] not in _OWN_SEGMENTS:
+        path_queue = QueueKey(segments[0], segments[1])
+    else:
+        return None
+    raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+    headers: dict[str, str] = {}
+    for name, value in raw_headers:
+        headers.setdefault(name, value)
+    query_string: bytes = scope["query_string"]
+    if path_queue is None and dashboard.wants_page(method, query_string, headers.get("accept", "")):
+        return None
+    raw_path: bytes = scope.get("raw_path") or path.encode("utf-8")
+    client = scope.get("client")
+    return Incoming(
+        method=method,
+        scheme=scope.get("scheme", "http"),
+        raw_path=raw_path.decode("latin-1"),
+        query_string=query_string,
+        headers=headers,
+        raw_headers=raw_headers,
+        client=client[0] if client else None,
+        path_queue=path_queue,
+    )
+
+
+async def _read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
+    async def chunks() -> AsyncIterator[bytes]:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise Disconnected
+            yield message.get("body", b"")
+            if not message.get("more_body", False):
+                return
+
+    return await protocol.read_bounded(chunks(), headers.get("content-length"), limit)
+
+
+async def _send(send: Send, rendered: Rendered) -> None:
+    headers = [
+        (b"content-type", rendered.content_type.encode("latin-1")),
+        (b"content-length", b"%d" % len(rendered.body)),
+        *((k.encode("latin-1"), v.encode("latin-1")) for k, v in rendered.headers.items()),
+    ]
+    await send({"type": "http.response.start", "status": rendered.status, "headers": headers})
+    await send({"type": "http.response.body", "body": rendered.body})
 
 
 async def _health(request: Request) -> Response:
@@ -79,21 +181,26 @@ async def _health(request: Request) -> Response:
 
 async def _unknown_path(request: Request) -> Response:
     error = errors.SqsError("UnknownOperationException", "An unknown operation was requested.")
-    return _response(_render_error(protocol.detect_protocol(request.headers), error, _new_id()))
+    rendered = _render_error(protocol.detect_protocol(request.headers), error, _new_id())
+    return Response(
+        rendered.body, rendered.status, headers=rendered.headers, media_type=rendered.content_type
+    )
 
 
-async def _serve(
-    request: Request,
+async def serve(
+    incoming: Incoming,
+    body: bytes,
     service: QueueService,
     settings: Settings,
     actions: Mapping[str, Handler],
     gate: Gate | None,
-) -> Response:
-    ctx = _context(request, settings)
+) -> Rendered:
+    """The answer to one SQS request, whatever happens: never an exception."""
+    ctx = _context(incoming, settings)
     started = time.perf_counter()
     call = requests.Call(ctx.request_id)
     try:
-        result = await _dispatch(request, ctx, service, settings, actions, gate, call)
+        result = await _dispatch(incoming, body, ctx, service, actions, gate, call)
     except errors.SqsError as error:
         rendered = _render_error(ctx.protocol, error, ctx.request_id)
         call.outcome = error.name
@@ -109,30 +216,27 @@ async def _serve(
         rendered = _render_result(ctx.protocol, call.action, result, ctx.request_id)
         rendered.headers.update(ctx.response_headers)
     requests.finished(call, rendered.status, time.perf_counter() - started)
-    return _response(rendered)
+    return rendered
 
 
 async def _dispatch(
-    request: Request,
+    incoming: Incoming,
+    body: bytes,
     ctx: RequestContext,
     service: QueueService,
-    settings: Settings,
     actions: Mapping[str, Handler],
     gate: Gate | None,
     call: requests.Call,
 ) -> dict[str, Any]:
-    body = await protocol.read_bounded(
-        request.stream(), request.headers.get("content-length"), settings.max_body_bytes
-    )
     if gate is not None:
         # The signature covers the body, so the gate needs it whole.
-        client = request.client.host if request.client else None
-        ctx = dataclasses.replace(ctx, account=gate.admit(_arrival(request, body), client))
+        account = gate.admit(_arrival(incoming, body), incoming.client)
+        ctx = dataclasses.replace(ctx, account=account)
     if ctx.protocol == "json":
-        action, params = protocol.decode_json(request.headers.get("x-amz-target"), body)
+        action, params = protocol.decode_json(incoming.headers.get("x-amz-target"), body)
     else:
         action, params = protocol.decode_query(
-            request.method, request.scope["query_string"], body,
+            incoming.method, incoming.query_string, body,
             on_queue_path=ctx.path_queue is not None,
         )
         protocol.check_endpoint(action, ctx.path_queue)
@@ -143,29 +247,26 @@ async def _dispatch(
     return await handler(service, ctx, params)
 
 
-def _context(request: Request, settings: Settings) -> RequestContext:
-    params = request.path_params
-    path_queue = QueueKey(params["account"], params["name"]) if "name" in params else None
-    host = request.headers.get("host") or f"{settings.host}:{settings.port}"
+def _context(incoming: Incoming, settings: Settings) -> RequestContext:
+    host = incoming.headers.get("host") or f"{settings.host}:{settings.port}"
     return RequestContext(
-        protocol=protocol.detect_protocol(request.headers),
+        protocol=protocol.detect_protocol(incoming.headers),
         account=settings.account_id,
         region=settings.region,
-        base_url=f"{request.url.scheme}://{host}",
-        path_queue=path_queue,
-        trace_header=request.headers.get("x-amzn-trace-id"),
+        base_url=f"{incoming.scheme}://{host}",
+        path_queue=incoming.path_queue,
+        trace_header=incoming.headers.get("x-amzn-trace-id"),
         request_id=_new_id(),
     )
 
 
-def _arrival(request: Request, body: bytes) -> Arrival:
+def _arrival(incoming: Incoming, body: bytes) -> Arrival:
     # The bytes as sent: a signature is over the percent-encoded path and query.
-    raw_path = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
     return Arrival(
-        method=request.method,
-        path=raw_path.decode("latin-1"),
-        query=request.scope["query_string"].decode("latin-1"),
-        headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
+        method=incoming.method,
+        path=incoming.raw_path,
+        query=incoming.query_string.decode("latin-1"),
+        headers=incoming.raw_headers,
         body=body,
     )
 
@@ -180,12 +281,6 @@ def _render_error(kind: str, error: errors.SqsError, request_id: str) -> Rendere
     if kind == "json":
         return render_json.render_error(error, request_id)
     return render_xml.render_error(error, request_id)
-
-
-def _response(rendered: Rendered) -> Response:
-    return Response(
-        rendered.body, rendered.status, headers=rendered.headers, media_type=rendered.content_type
-    )
 
 
 def _new_id() -> str:

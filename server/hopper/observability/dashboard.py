@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 from importlib import resources
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -55,13 +56,13 @@ def routes(service: QueueService, counts: Counts, *, peek_allowed: bool) -> list
     ]
 
 
-def wants_page(request: Request) -> bool:
+def wants_page(method: str, query_string: bytes, accept: str) -> bool:
     """A browser asking for `/`: a GET that accepts HTML and names no SQS action.
     SDKs never send such a request (query GETs always carry Action=)."""
     return (
-        request.method == "GET"
-        and "Action" not in request.query_params
-        and "text/html" in request.headers.get("accept", "")
+        method == "GET"
+        and "text/html" in accept
+        and all(name != "Action" for name, _ in parse_qsl(query_string.decode("latin-1")))
     )
 
 
