@@ -303,6 +303,10 @@ class PostgresQueueStore:
         now: float | None,
         max_depth: int | None,
     ) -> list[SendResult]:
+        # The common case (nothing to take, nothing to count) has a lean statement.
+        plain = not key.is_fifo and max_depth is None
+        if plain and messages and all(m.deduplication_id is None for m in messages):
+            return await self._send_plain(key, messages, now)
         rows = await self._db.fetch(
             self._sql["send_messages"],
             key.account,
@@ -325,6 +329,25 @@ class PostgresQueueStore:
         if rows[0]["queue_id"] is None:
             raise QueueNotFound(key)
         return [await self._send_result(key, row, m) for row, m in zip(rows, messages, strict=True)]
+
+    async def _send_plain(
+        self, key: QueueKey, messages: Sequence[NewMessage], now: float | None
+    ) -> list[SendResult]:
+        rows = await self._db.fetch(
+            self._sql["send_plain_messages"],
+            key.account,
+            key.name,
+            now,
+            [m.id for m in messages],
+            [m.body for m in messages],
+            [json.dumps(attributes_json(m.attributes)) for m in messages],
+            [m.trace_header for m in messages],
+            [float(m.delay) for m in messages],
+            [m.group_id for m in messages],
+        )
+        if not rows:
+            raise QueueNotFound(key)
+        return [SendResult(m.id) for m in messages]
 
     async def _send_result(
         self, key: QueueKey, row: asyncpg.Record, message: NewMessage
