@@ -653,6 +653,8 @@ class PostgresQueueStore:
 
     async def sweep_expired(self, *, limit: int, now: float | None) -> int:
         with _translated():
+            # Rows of deleted queues are no expired messages, only garbage: not counted.
+            await self._db.fetchval(self._sql["sweep_orphans"], limit)
             row = await self._planned_for_values("sweep_expired", now, limit)
         return 0 if row is None else int(row[0])
 

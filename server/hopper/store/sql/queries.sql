@@ -42,9 +42,13 @@ RETURNING *;
 
 -- name: delete_queue
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
--- the queue; its messages and deduplication ids go with it (ON DELETE CASCADE)
+-- the queue; its deduplication ids go with it (ON DELETE CASCADE), its messages below
 gone AS (
-    DELETE FROM queues WHERE account = $1 AND name = $2 RETURNING account, name
+    DELETE FROM queues WHERE account = $1 AND name = $2 RETURNING id, account, name
+),
+-- (no foreign key from messages: see migration 0070; racing sends are sweep_orphans's)
+messages_gone AS (
+    DELETE FROM messages WHERE queue_id = (SELECT id FROM gone)
 )
 INSERT INTO deleted_queues AS d (account, name, deleted_at)
 SELECT gone.account, gone.name, t.now FROM gone, t
@@ -697,6 +701,32 @@ gone AS (
         SELECT d.queue_id, d.id FROM doomed d
         JOIN messages l ON l.queue_id = d.queue_id AND l.id = d.id
         FOR UPDATE OF l SKIP LOCKED
+    )
+    RETURNING 1
+)
+SELECT count(*) AS swept FROM gone;
+
+-- name: sweep_orphans
+-- Messages under a queue id no queue has: sends that committed after their queue's
+-- DeleteQueue (migration 0070). The queue ids present are read by skipping through
+-- messages_queue_order (one probe per queue, not a scan of the table); at most $1 rows.
+WITH RECURSIVE present AS (
+    (SELECT queue_id FROM messages ORDER BY queue_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT m.queue_id FROM messages m WHERE m.queue_id > p.queue_id
+            ORDER BY m.queue_id LIMIT 1)
+    FROM present p WHERE p.queue_id IS NOT NULL
+),
+gone AS (
+    DELETE FROM messages m
+    WHERE (m.queue_id, m.id) IN (
+        SELECT o.queue_id, o.id FROM messages o
+        WHERE o.queue_id IN (
+            SELECT p.queue_id FROM present p
+            WHERE p.queue_id IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = p.queue_id)
+        )
+        LIMIT $1
     )
     RETURNING 1
 )
