@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from hopper.core.model import QueueKey
-from hopper.core.wakeups import Wakeups
+from hopper.core.wakeups import EMPTY_TRUST_SECONDS, Wakeups
 
 KEY = QueueKey("000000000000", "q")
 OTHER = QueueKey("000000000000", "other")
@@ -110,3 +110,111 @@ async def test_more_messages_than_idle_waiters_flags_the_busy_ones_too() -> None
         wakeups.notify(KEY, 2)
         assert await idle is True
         assert await busy.wait(0) is True  # remembered for its next wait
+
+
+async def watching(wakeups: Wakeups, capacity: int, count: int) -> list[asyncio.Task[bool]]:
+    """`count` long-poll-like waiters of KEY, each taking `capacity` messages a look,
+    every one inside its wait when this returns."""
+
+    async def waiter() -> bool:
+        with wakeups.watch(KEY, capacity) as watch:
+            return await watch.wait(30)
+
+    tasks = [asyncio.create_task(waiter()) for _ in range(count)]
+    await until_waiting(wakeups, KEY, count)
+    await asyncio.sleep(0)
+    return tasks
+
+
+async def settled(tasks: list[asyncio.Task[bool]]) -> list[bool]:
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    return [task.done() for task in tasks]
+
+
+async def test_messages_go_to_as_few_waiters_as_will_take_them() -> None:
+    wakeups = Wakeups()
+    tasks = await watching(wakeups, capacity=10, count=3)
+    wakeups.notify(KEY, 5)
+    assert await settled(tasks) == [True, False, False]
+    wakeups.notify(KEY, 12)  # one waiter takes 10, the next the other 2
+    assert await settled(tasks) == [True, True, True]
+
+
+async def test_a_woken_waiter_that_has_not_looked_takes_later_messages_up_to_its_capacity() -> (
+    None
+):
+    wakeups = Wakeups()
+    tasks = await watching(wakeups, capacity=2, count=3)
+    wakeups.notify(KEY, 1)
+    wakeups.notify(KEY, 1)  # the first waiter's look takes this one too
+    assert await settled(tasks) == [True, False, False]
+    for task in tasks[1:]:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+    tasks = await watching(wakeups, capacity=2, count=3)
+    wakeups.notify(KEY, 1)
+    wakeups.notify(KEY, 1)
+    wakeups.notify(KEY, 1)  # beyond the first waiter's room: the second is woken
+    assert await settled(tasks) == [True, True, False]
+    tasks[2].cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_woken_waiter_that_goes_away_without_looking_hands_its_messages_on() -> None:
+    wakeups = Wakeups()
+    tasks = await watching(wakeups, capacity=10, count=2)
+    wakeups.notify(KEY, 3)
+    tasks[0].cancel()  # woken, then cancelled before it ran: it never looks
+    await asyncio.gather(tasks[0], return_exceptions=True)
+    async with asyncio.timeout(5):
+        assert await tasks[1] is True
+
+
+class Ticks:
+    """A hand-driven monotonic clock."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_look_that_found_nothing_is_trusted_for_a_moment() -> None:
+    ticks = Ticks()
+    wakeups = Wakeups(now=ticks)
+    assert not wakeups.known_empty(KEY)
+    wakeups.found_nothing(KEY, wakeups.looking())
+    assert wakeups.known_empty(KEY)
+    assert not wakeups.known_empty(OTHER)
+    ticks.now += EMPTY_TRUST_SECONDS + 0.01
+    assert not wakeups.known_empty(KEY)
+
+
+def test_a_wake_up_ends_what_an_empty_look_told() -> None:
+    wakeups = Wakeups()
+    wakeups.found_nothing(KEY, wakeups.looking())
+    wakeups.notify(KEY, 1)
+    assert not wakeups.known_empty(KEY)
+
+
+def test_a_look_overtaken_by_a_wake_up_is_not_remembered() -> None:
+    wakeups = Wakeups()
+    stamp = wakeups.looking()
+    wakeups.notify(KEY, 1)  # a send committed while the look ran: it may have missed it
+    wakeups.found_nothing(KEY, stamp)
+    assert not wakeups.known_empty(KEY)
+    wakeups.found_nothing(KEY, wakeups.looking())
+    assert wakeups.known_empty(KEY)
+
+
+def test_looks_begun_before_forgotten_wake_ups_are_not_remembered() -> None:
+    wakeups = Wakeups(limit=2)
+    stamp = wakeups.looking()
+    wakeups.notify(KEY, 1)
+    wakeups.notify(OTHER, 1)
+    wakeups.notify(QueueKey("000000000000", "third"), 1)  # over the limit: forgets them
+    wakeups.found_nothing(KEY, stamp)
+    assert not wakeups.known_empty(KEY)

@@ -584,12 +584,21 @@ class QueueService:
         The watch is held across the loop so a send between two looks is not missed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
-        with self.wakeups.watch(key) as watch:
+        with self.wakeups.watch(key, capacity=max_messages) as watch:
+            # A queue just found empty, with no wake-up since, is not looked at again
+            # unless a deadline of it has passed (see core/wakeups.py).
+            skip = self.wakeups.known_empty(key) and not await self._deadline_passed(key)
             while True:
                 # Deadlines are looked up as of the claim: a lease that runs out between
                 # the claim and the look-up must still cut the pause short.
                 looked_at = self.clock.now()
-                deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
+                if skip:
+                    skip, deliveries = False, []
+                else:
+                    stamp = self.wakeups.looking()
+                    deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
+                    if not deliveries:
+                        self.wakeups.found_nothing(key, stamp)
                 remaining = deadline - loop.time()
                 if deliveries or remaining <= 0 or self.draining:
                     return deliveries
@@ -598,6 +607,10 @@ class QueueService:
                 if upcoming is not None:
                     pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
                 await watch.wait(pause)
+
+    async def _deadline_passed(self, key: QueueKey) -> bool:
+        upcoming = await self._next_deadline(key, self.clock.now())
+        return upcoming is not None and upcoming <= self.clock.time()
 
     async def _next_deadline(self, key: QueueKey, looked_at: float | None) -> float | None:
         """The queue's next visibility deadline, shared by this process's long polls

@@ -1,14 +1,24 @@
-"""Per-queue wake-ups for long polls.
+"""Per-queue wake-ups for long polls, and what the last look at a queue found.
 
 A wake-up is a hint that a queue may have receivable messages: a waiter that wakes
 looks again, and a waiter that misses a wake-up still looks at its own deadline, so
 correctness never depends on a notification arriving.
+
+A look that found nothing is remembered for a moment (`EMPTY_TRUST_SECONDS`) until
+the queue's next wake-up: a long poll that starts meanwhile waits straight away
+instead of looking at a queue known to be empty. Consumers that poll again as soon
+as they have deleted made that first look one store round trip per receive, half of
+all claims at 500 messages/s. Messages a wake-up does not announce (a lease or delay
+that runs out) are the long poll's deadline look-up's to find, and another process's
+releases are seen within the moment.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import itertools
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from hopper.core.model import QueueKey
@@ -19,11 +29,18 @@ class Watch:
 
     A wake-up that arrives while the holder is busy (for example between two claims)
     is remembered until the next `wait`, so none is lost between looking and waiting.
+
+    `capacity` is how many messages the holder's next look takes (a long poll's
+    MaxNumberOfMessages): a waiter woken for one message and not yet looking will take
+    up to that many, so wake-ups for more messages in the meantime are its too.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 1) -> None:
         self._event = asyncio.Event()
         self._waiting = False
+        self.capacity = capacity
+        # Messages the wake-ups since this watch was woken told of (its next look's).
+        self._promised = 0
 
     def _wake(self) -> None:
         self._event.set()
@@ -33,27 +50,70 @@ class Watch:
         """Waiting, and not yet woken: a wake-up given to it is sure to be acted on."""
         return self._waiting and not self._event.is_set()
 
+    @property
+    def _room(self) -> int:
+        """Woken and not yet looking: how many more told-of messages its look takes."""
+        if self._waiting and self._event.is_set():
+            return self.capacity - self._promised
+        return 0
+
     async def wait(self, timeout: float) -> bool:
         """True when woken (now or since the last wait), False after `timeout` seconds."""
         self._waiting = True
         try:
             async with asyncio.timeout(max(timeout, 0.0)):
                 await self._event.wait()
+            woken = True
         except TimeoutError:
-            return False
+            woken = False
         finally:
+            # (cancelled: the promise stays, for Wakeups.watch to hand over)
             self._waiting = False
-        self._event.clear()
-        return True
+        if woken:
+            self._event.clear()
+        self._promised = 0  # the holder looks now
+        return woken
+
+
+EMPTY_TRUST_SECONDS = 0.25
 
 
 class Wakeups:
     """The registry of watches by queue. Holds nothing for queues nobody waits on."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, limit: int = 10_000, now: Callable[[], float] = time.monotonic
+    ) -> None:
         # Per queue, the watches in the order they came (a dict: ordered, unlike a set),
         # so that a wake-up for a few messages goes to the longest waiting.
         self._watches: dict[QueueKey, dict[Watch, None]] = {}
+        # Stamps order looks and wake-ups: per queue, the stamp of its last wake-up,
+        # and of the last look that found nothing (with when it ended).
+        self._stamps = itertools.count(1)
+        self._woken_at: dict[QueueKey, int] = {}
+        self._empty: dict[QueueKey, tuple[int, float]] = {}
+        # Looks begun before this stamp are not remembered (wake-ups were forgotten).
+        self._forgotten_before = 0
+        self._limit = limit
+        self._now = now
+
+    def looking(self) -> int:
+        """A stamp to take before looking at a queue, for `found_nothing`."""
+        return next(self._stamps)
+
+    def found_nothing(self, key: QueueKey, stamp: int) -> None:
+        """A look begun at `stamp` found nothing receivable in `key`: remembered unless
+        a wake-up of `key` came since (the look may have missed what it announced)."""
+        if self._woken_at.get(key, self._forgotten_before) < stamp:
+            if len(self._empty) >= self._limit:
+                self._empty.clear()
+            self._empty[key] = (stamp, self._now())
+
+    def known_empty(self, key: QueueKey) -> bool:
+        """A look found `key` empty less than EMPTY_TRUST_SECONDS ago, and no wake-up
+        of it came since."""
+        mark = self._empty.get(key)
+        return mark is not None and self._now() - mark[1] <= EMPTY_TRUST_SECONDS
 
     def notify(self, key: QueueKey, count: int | None = None) -> None:
         """Wake the waiters of `key`: all of them, or, when `count` messages became
@@ -61,8 +121,16 @@ class Wakeups:
 
         Waking every waiter for one message is a herd: each looks, one finds it, and
         the looks cost a store round trip each (16 long polls turned 500 sends/s into
-        8,000 claims/s). With fewer idle waiters than messages, the busy ones (between
-        two looks) are flagged too, so none of the messages waits for a fallback poll."""
+        8,000 claims/s). So the messages go first to waiters already woken that have
+        not looked yet and have room (their look takes them too), then to idle waiters,
+        each taking as many as it will receive. With more messages than that, the busy
+        ones (between two looks) are flagged too, so none waits for a fallback poll."""
+        if len(self._woken_at) >= self._limit:
+            self._woken_at.clear()
+            self._empty.clear()
+            self._forgotten_before = next(self._stamps)
+        self._woken_at[key] = next(self._stamps)
+        self._empty.pop(key, None)
         watches = self._watches.get(key)
         if not watches:
             return
@@ -70,23 +138,34 @@ class Wakeups:
             for watch in watches:
                 watch._wake()
             return
-        idle = [watch for watch in watches if watch.idle]
-        for watch in idle[:count]:
-            watch._wake()
-        if len(idle) < count:
+        remaining = count
+        for watch in watches:
+            taken = min(watch._room, remaining)
+            watch._promised += taken
+            remaining -= taken
+        for watch in watches:
+            if remaining <= 0:
+                return
+            if watch.idle:
+                watch._wake()
+                watch._promised = min(watch.capacity, remaining)
+                remaining -= watch._promised
+        if remaining > 0:
             for watch in watches:
                 watch._wake()
 
     def notify_all(self) -> None:
         """Wake every waiter of every queue (a server that is shutting down)."""
+        self._empty.clear()
         for watches in list(self._watches.values()):
             for watch in watches:
                 watch._wake()
 
     @contextmanager
-    def watch(self, key: QueueKey) -> Iterator[Watch]:
-        """Subscribe to `key`'s wake-ups for the duration of the block."""
-        watch = Watch()
+    def watch(self, key: QueueKey, capacity: int = 1) -> Iterator[Watch]:
+        """Subscribe to `key`'s wake-ups for the duration of the block; `capacity`: how
+        many messages each of the holder's looks takes."""
+        watch = Watch(capacity)
         watches = self._watches.setdefault(key, {})
         watches[watch] = None
         try:
@@ -95,6 +174,10 @@ class Wakeups:
             watches.pop(watch, None)
             if not watches and self._watches.get(key) is watches:
                 del self._watches[key]
+            if watch._promised:
+                # Woken and gone without looking (a client that hung up): its messages
+                # go to the others.
+                self.notify(key, watch._promised)
 
     async def wait(self, key: QueueKey, timeout: float) -> bool:
         """Wait for the next wake-up of `key`: True when notified, False on timeout."""
