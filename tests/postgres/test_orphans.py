@@ -54,9 +54,9 @@ async def test_a_send_committed_after_delete_queue_is_swept_by_housekeeping(
             # The store's own send statement, in a transaction held open across the delete.
             transaction = sender.transaction()
             await transaction.start()
+            message = {"i": "late", "b": "x", "a": [], "h": None, "d": 0.0, "g": None}
             sent = await sender.fetch(
-                queries()["send_plain_messages"], ACCOUNT, "raced", None,
-                ["late"], ["x"], [json.dumps({})], [None], [0.0], [None],
+                queries()["send_plain_messages"], ACCOUNT, "raced", None, json.dumps([message])
             )
             assert len(sent) == 1
             # Nothing locks the queue row any more: the delete does not wait for the send.

@@ -333,17 +333,23 @@ class PostgresQueueStore:
     async def _send_plain(
         self, key: QueueKey, messages: Sequence[NewMessage], now: float | None
     ) -> list[SendResult]:
+        payload = [
+            {
+                "i": m.id,
+                "b": m.body,
+                "a": attributes_json(m.attributes),
+                "h": m.trace_header,
+                "d": float(m.delay),
+                "g": m.group_id,
+            }
+            for m in messages
+        ]
         rows = await self._db.fetch(
             self._sql["send_plain_messages"],
             key.account,
             key.name,
             now,
-            [m.id for m in messages],
-            [m.body for m in messages],
-            [json.dumps(attributes_json(m.attributes)) for m in messages],
-            [m.trace_header for m in messages],
-            [float(m.delay) for m in messages],
-            [m.group_id for m in messages],
+            json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
         )
         if not rows:
             raise QueueNotFound(key)

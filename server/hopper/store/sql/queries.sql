@@ -73,17 +73,19 @@ ORDER BY name COLLATE "C", account COLLATE "C";
 -- name: send_plain_messages
 -- send_messages for the common case: a standard queue, no live keys, no depth ceiling.
 -- Nothing to take or count, so just the insert: a third less database CPU per send.
--- $4.. as in send_messages. No rows back: the queue does not exist.
+-- $4: the messages in send order, one JSON array of {"i": id, "b": body, "a": attributes
+-- (as stored), "h": trace header, "d": delay, "g": group id}: one parameter, where six
+-- arrays cost the server a type check of every element as it encodes them.
+-- No rows back: the queue does not exist.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 q AS (SELECT id FROM queues WHERE account = $1 AND name = $2)
 INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
                       group_id)
-SELECT q.id, i.id, i.body, i.attributes::jsonb, i.trace_header, t.now, t.now + i.delay,
-       i.group_id
-FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[])
-    WITH ORDINALITY AS i (id, body, attributes, trace_header, delay, group_id, ord)
+SELECT q.id, e.m ->> 'i', e.m ->> 'b', e.m -> 'a', e.m ->> 'h', t.now,
+       t.now + (e.m ->> 'd')::float8, e.m ->> 'g'
+FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
 CROSS JOIN q CROSS JOIN t
-ORDER BY i.ord
+ORDER BY e.ord
 RETURNING id;
 
 -- name: send_messages
