@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from starlette.routing import BaseRoute, Route
 from hopper.auth.gate import Gate
 from hopper.auth.sigv4 import Arrival
 from hopper.core.errors import QueueError, StoreUnavailable
+from hopper.core.ids import new_id
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
 from hopper.observability import dashboard, requests
@@ -88,7 +88,7 @@ def front(
         except Disconnected:
             return
         except errors.SqsError as error:
-            rendered = _render_error(protocol.detect_protocol(incoming.headers), error, _new_id())
+            rendered = _render_error(protocol.detect_protocol(incoming.headers), error, new_id())
         else:
             rendered = await serve(incoming, body, service, settings, actions, gate)
         await _send(send, rendered)
@@ -181,7 +181,7 @@ async def _health(request: Request) -> Response:
 
 async def _unknown_path(request: Request) -> Response:
     error = errors.SqsError("UnknownOperationException", "An unknown operation was requested.")
-    rendered = _render_error(protocol.detect_protocol(request.headers), error, _new_id())
+    rendered = _render_error(protocol.detect_protocol(request.headers), error, new_id())
     return Response(
         rendered.body, rendered.status, headers=rendered.headers, media_type=rendered.content_type
     )
@@ -256,7 +256,7 @@ def _context(incoming: Incoming, settings: Settings) -> RequestContext:
         base_url=f"{incoming.scheme}://{host}",
         path_queue=incoming.path_queue,
         trace_header=incoming.headers.get("x-amzn-trace-id"),
-        request_id=_new_id(),
+        request_id=new_id(),
     )
 
 
@@ -282,6 +282,3 @@ def _render_error(kind: str, error: errors.SqsError, request_id: str) -> Rendere
         return render_json.render_error(error, request_id)
     return render_xml.render_error(error, request_id)
 
-
-def _new_id() -> str:
-    return str(uuid.uuid4())

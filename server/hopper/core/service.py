@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -35,6 +34,7 @@ from hopper.core.errors import (
     StaleReceipt,
 )
 from hopper.core.events import Events, NoEvents
+from hopper.core.ids import new_id
 from hopper.core.model import (
     Delivery,
     MessageDraft,
@@ -333,7 +333,7 @@ class QueueService:
         FIFO rules), InvalidMessageContents, OverLimit (the queue holds its
         maximum_depth of messages)."""
         record = await self._recent_queue(key)
-        message = messages.prepare(draft, record.config, _new_id())
+        message = messages.prepare(draft, record.config, new_id())
         [result] = await self.store.send(
             key, [message], now=self.clock.now(), max_depth=record.config.maximum_depth
         )
@@ -362,7 +362,7 @@ class QueueService:
         outcomes: list[NewMessage | QueueError] = []
         for draft in drafts:
             try:
-                outcomes.append(messages.prepare(draft, record.config, _new_id()))
+                outcomes.append(messages.prepare(draft, record.config, new_id()))
             except QueueError as error:
                 outcomes.append(error)
         valid = [outcome for outcome in outcomes if isinstance(outcome, NewMessage)]
@@ -643,9 +643,6 @@ class QueueService:
         await self.get_queue(key)
         return []
 
-
-def _new_id() -> str:
-    return str(uuid.uuid4())
 
 
 def _page(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
