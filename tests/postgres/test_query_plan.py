@@ -29,16 +29,21 @@ async def fill_queues(store: PostgresQueueStore, count: int) -> None:
 
 
 async def generic_plan(
-    database: str, sql: str, *args: object, mode: str = "force_generic_plan"
+    database: str,
+    sql: str,
+    *args: object,
+    mode: str = "force_generic_plan",
+    analyze: bool = True,
 ) -> dict[str, Any]:
-    """The plan the store runs `sql` with, after an ANALYZE: its connections keep a
-    prepared statement's generic plan, but for the few statements it plans for their
-    values (`mode` force_custom_plan: PostgresQueueStore._planned_for_values)."""
+    """The plan the store runs `sql` with, after an ANALYZE (unless not `analyze`): its
+    connections keep a prepared statement's generic plan, but for the few statements
+    it plans for their values (`mode` force_custom_plan: _planned_for_values)."""
     connection = await asyncpg.connect(
         database, server_settings={"search_path": "hopper", "plan_cache_mode": mode}
     )
     try:
-        await connection.execute("ANALYZE")
+        if analyze:
+            await connection.execute("ANALYZE")
         statement = await connection.prepare("EXPLAIN (FORMAT JSON) " + sql)
         row = await statement.fetchrow(*args)
     finally:
@@ -68,6 +73,61 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
     on_messages = [node for node in nodes if node[1] == "messages"]
     assert ("Seq Scan", "messages", None) not in on_messages
     assert any(index == "messages_queue_order" for _, _, index in on_messages)
+
+
+async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
+    open_store: StoreOpener, database: str
+) -> None:
+    # Statistics taken while the queues were small, then one queue grows: the generic
+    # plans must still walk send order or look messages up by id, not read the whole
+    # queue through messages_queue_sent (the retention filter is `sent_at + 0`).
+    async with open_store(listen=False) as store:
+        for n in range(5):
+            queue = QueueKey(ACCOUNT, f"small{n}")
+            await store.create_queue(queue, QueueConfig(), {}, now=None)
+            await store.send(queue, [NewMessage(id=f"{n}-{i}", body="x") for i in range(5)],
+                             now=None)
+        connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
+        try:
+            await connection.execute("ANALYZE")
+        finally:
+            await connection.close()
+        big = QueueKey(ACCOUNT, "big")
+        await store.create_queue(big, QueueConfig(), {}, now=None)
+        for start in range(0, 5_000, 100):
+            batch = [NewMessage(id=f"big-{start + i}", body="x") for i in range(100)]
+            await store.send(big, batch, now=None)
+    q = queries()
+    # (statement, its parameters, the parts that find messages: CTE names, or None for
+    # the whole plan). A claim's `expired` part may use the index: it looks for rows
+    # past retention, which it finds at once or not at all; a fair claim's `fair` part
+    # sorts the whole queue by design (only while a tenant is noisy).
+    statements = [
+        ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
+        (
+            "receive_fair_messages",
+            (ACCOUNT, "big", None, 10, 30.0, 2, 0.5, []),
+            {"CTE oldest"},
+        ),
+        ("delete_messages", (ACCOUNT, "big", None, ["big-1"], [1], False), None),
+    ]
+    for name, args, parts in statements:
+        plan = await generic_plan(database, q[name], *args, analyze=False)
+        found = [plan] if parts is None else subplans(plan, parts)
+        assert len(found) == (1 if parts is None else len(parts)), name
+        for part in found:
+            on_messages = [node for node in scans(part) if node[1] == "messages"]
+            assert on_messages, name
+            assert all(index != "messages_queue_sent" for _, _, index in on_messages), name
+            assert all(kind != "Seq Scan" for kind, _, _ in on_messages), name
+
+
+def subplans(plan: dict[str, Any], names: set[str]) -> list[dict[str, Any]]:
+    """The nodes of `plan` named `names` (EXPLAIN's "Subplan Name", e.g. "CTE picked")."""
+    found = [plan] if plan.get("Subplan Name") in names else []
+    for child in plan.get("Plans", []):
+        found.extend(subplans(child, names))
+    return found
 
 
 async def test_the_store_plans_each_statement_once_per_connection(open_store: StoreOpener) -> None:

@@ -6,6 +6,14 @@
 -- queue's lock, and its leases must start when it claims, not when it began waiting.
 -- Statements that name a queue return its id (NULL when it does not exist) so the
 -- store raises QueueNotFound without a second round trip.
+--
+-- `sent_at + 0 > horizon`: the retention filter of the statements that find messages by
+-- id or walk a queue in send order. Written as a bare `sent_at > horizon` it matches
+-- messages_queue_sent (queue_id, sent_at), and a generic plan whose row estimate for a
+-- queue is small (stale statistics, many small queues) reads every message of the
+-- queue through that index instead: a claim of 10 from a queue of 5,000 cost 2-3 ms
+-- of database CPU instead of 0.6, a delete of 10 as much. `+ 0` leaves the filter a
+-- filter.
 
 -- name: create_queue
 WITH t AS (SELECT coalesce($5::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
@@ -120,7 +128,7 @@ room AS MATERIALIZED (
             SELECT count(*) FROM (
                 -- in send order, so the count walks messages_queue_order, not the table
                 SELECT 1 FROM messages m
-                WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q)
+                WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at + 0 > (SELECT horizon FROM q)
                 ORDER BY m.seq
                 LIMIT $12::int8
             ) d
@@ -251,7 +259,7 @@ unchanged AS (
         JOIN messages m
             ON m.queue_id = (SELECT id FROM q) AND m.id = e.id
             AND m.token = e.token AND m.visible_at = e.deadline
-            AND m.sent_at > (SELECT horizon FROM q)
+            AND m.sent_at + 0 > (SELECT horizon FROM q)
     ) = (SELECT count(*) FROM entries) AS ok
 ),
 -- the same deliveries (token and receive count unchanged), with a fresh lease
@@ -329,7 +337,7 @@ picked AS (
     SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count FROM messages m
     WHERE m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
-      AND m.sent_at > (SELECT horizon FROM q)
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
       AND m.id <> ALL($6::text[])
       AND (NOT (SELECT fifo FROM q) OR NOT EXISTS (
         -- FIFO: the group is locked while a message of it is in flight or an earlier
@@ -337,7 +345,7 @@ picked AS (
         SELECT 1 FROM messages o
         WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
           AND o.visible_at > (SELECT now FROM q)
-          AND o.sent_at > (SELECT horizon FROM q)
+          AND o.sent_at + 0 > (SELECT horizon FROM q)
           AND (o.receive_count > 0 OR o.seq < m.seq)
       ))
     ORDER BY m.seq
@@ -420,8 +428,7 @@ expired AS (
       AND m.sent_at <= (SELECT horizon FROM q)
 ),
 -- fair queues: the in-flight messages of each tenant (group id) holding at least $6 of
--- them, found through messages_queue_group. (No retention filter here: it would lead
--- a generic plan to messages_queue_sent, which lists every message; an in-flight
+-- them, found through messages_queue_group. (No retention filter here: an in-flight
 -- message past retention counts until the sweeper takes it.)
 tenants AS (
     SELECT m.group_id, count(*) AS in_flight FROM messages m
@@ -438,7 +445,7 @@ noisy AS (
         SELECT count(*) FROM messages m
         WHERE m.queue_id = (SELECT id FROM q)
           AND m.receive_count > 0 AND m.visible_at > (SELECT now FROM q)
-          AND m.sent_at > (SELECT horizon FROM q)
+          AND m.sent_at + 0 > (SELECT horizon FROM q)
     )
 ),
 -- while a tenant is noisy: the quiet tenants' receivable messages first, oldest first,
@@ -452,7 +459,7 @@ fair AS (
     WHERE EXISTS (SELECT 1 FROM noisy)
       AND m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
-      AND m.sent_at > (SELECT horizon FROM q)
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
       AND m.id <> ALL($8::text[])
     ORDER BY coalesce(n.in_flight, 0), m.seq
     LIMIT $4
@@ -467,7 +474,7 @@ oldest AS (
     WHERE NOT EXISTS (SELECT 1 FROM noisy)
       AND m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
-      AND m.sent_at > (SELECT horizon FROM q)
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
       AND m.id <> ALL($8::text[])
     ORDER BY m.seq
     LIMIT $4
@@ -544,7 +551,7 @@ deleted AS (
     DELETE FROM messages m USING r
     WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
       AND m.token = r.token AND m.token > 0
-      AND m.sent_at > (SELECT horizon FROM q)
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
       AND NOT ($6::boolean AND m.visible_at <= (SELECT now FROM q))
     RETURNING m.id, m.token
 )
@@ -556,7 +563,7 @@ FROM r
 -- each message as it was before this statement (the facts for the classification)
 LEFT JOIN messages m
     ON m.queue_id = (SELECT id FROM q) AND m.id = r.id
-    AND m.sent_at > (SELECT horizon FROM q)
+    AND m.sent_at + 0 > (SELECT horizon FROM q)
 ORDER BY r.ord;
 
 -- name: change_visibility
@@ -579,7 +586,7 @@ changed AS (
     FROM (SELECT DISTINCT ON (id, token) * FROM r ORDER BY id, token, ord DESC) r
     WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
       AND m.token = r.token AND m.token > 0
-      AND m.sent_at > (SELECT horizon FROM q)
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
       AND NOT ($7::boolean AND m.visible_at <= (SELECT now FROM q))
       -- $8: the longest a lease may reach after its delivery's receive, or NULL
       AND NOT coalesce((SELECT now FROM q) + r.timeout - m.received_at > $8::float8, false)
@@ -594,7 +601,7 @@ FROM r
 -- each message as it was before this statement (the facts for the classification)
 LEFT JOIN messages m
     ON m.queue_id = (SELECT id FROM q) AND m.id = r.id
-    AND m.sent_at > (SELECT horizon FROM q)
+    AND m.sent_at + 0 > (SELECT horizon FROM q)
 ORDER BY r.ord;
 
 -- name: current_tokens
@@ -666,7 +673,7 @@ SELECT (SELECT id FROM q) AS found_queue_id, m.*
 FROM (SELECT 1) AS one
 LEFT JOIN LATERAL (
     SELECT * FROM messages m
-    WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q)
+    WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at + 0 > (SELECT horizon FROM q)
     ORDER BY m.seq
     LIMIT $4
 ) m ON true
@@ -757,14 +764,14 @@ picked AS (
         AND o.account = m.dead_letter_source_account AND o.name = m.dead_letter_source_name
     WHERE m.queue_id = (SELECT id FROM src)
       AND m.visible_at <= (SELECT now FROM src)
-      AND m.sent_at > (SELECT horizon FROM src)
+      AND m.sent_at + 0 > (SELECT horizon FROM src)
       AND coalesce((SELECT id FROM dst), o.id) IS NOT NULL
       AND (NOT (SELECT fifo FROM src) OR NOT EXISTS (
         -- FIFO: what a receive could claim, so each group moves in order
         SELECT 1 FROM messages g
         WHERE g.queue_id = m.queue_id AND g.group_id = m.group_id
           AND g.visible_at > (SELECT now FROM src)
-          AND g.sent_at > (SELECT horizon FROM src)
+          AND g.sent_at + 0 > (SELECT horizon FROM src)
           AND (g.receive_count > 0 OR g.seq < m.seq)
       ))
     ORDER BY m.seq
