@@ -462,8 +462,10 @@ def system_attributes(
 ) -> dict[str, str]:
     """The message system attributes a receive asked for (`AttributeNames` and
     `MessageSystemAttributeNames` together; `All` is every one this message has)."""
-    values = _system_values(ctx, delivery)
     wanted = set(requested)
+    if not wanted:  # the common receive: none asked for, none built
+        return {}
+    values = _system_values(ctx, delivery)
     if "All" in wanted:
         return values
     return {name: value for name, value in values.items() if name in wanted}
