@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 import uuid
@@ -40,27 +41,13 @@ async def coalesced(store: PostgresQueueStore, stop: float) -> int:
 
 
 async def notify_in_transaction(store: PostgresQueueStore, stop: float) -> int:
-    sql = queries()["send_messages"]
+    sql = queries()["send_plain_messages"]  # the statement "one per send" runs
     pool = store._db  # the bench reaches inside on purpose: it measures a design it rejects
     sent = 0
     while time.monotonic() < stop:
+        message = {"i": str(uuid.uuid4()), "b": "x" * 100, "a": [], "h": None, "d": 0.0, "g": None}
         async with pool.acquire() as connection, connection.transaction():
-            await connection.fetch(
-                sql,
-                QUEUE.account,
-                QUEUE.name,
-                None,
-                [str(uuid.uuid4())],
-                ["x" * 100],
-                ["[]"],
-                [None],
-                [0.0],
-                [None],
-                [None],
-                300.0,
-                None,  # no depth ceiling
-                [None],  # no deduplication window key
-            )
+            await connection.fetch(sql, QUEUE.account, QUEUE.name, None, json.dumps([message]))
             await connection.execute("SELECT pg_notify('hopper_wakeup', $1)", "x 0/bench")
         sent += 1
     return sent
