@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import uuid
 from urllib.parse import urlsplit
 
@@ -71,6 +72,33 @@ def test_a_body_declared_larger_than_the_bound_is_refused_with_413(endpoint):
     assert response.status == 413
     assert json.loads(response.read())["__type"].endswith("#RequestEntityTooLarge")
     connection.close()
+
+
+def test_a_client_that_hangs_up_mid_body_is_not_answered_and_the_server_goes_on(
+    endpoint, sqs
+):
+    failures_before = internal_failures(endpoint)
+    address = urlsplit(endpoint)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as raw:
+        raw.sendall(
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+            b"X-Amz-Target: AmazonSQS.SendMessage\r\nContent-Length: 100\r\n\r\n{\"Queue"
+        )
+        raw.shutdown(socket.SHUT_WR)
+        assert raw.recv(4096) == b""  # closed without an answer (no 500, no error page)
+    url = sqs.create_queue(QueueName=unique("after-hang-up"))["QueueUrl"]
+    assert sqs.send_message(QueueUrl=url, MessageBody="still here")["MessageId"]
+    assert internal_failures(endpoint) == failures_before  # not counted as a failure
+
+
+def internal_failures(endpoint: str) -> float:
+    """Requests the live server answered with InternalFailure, by its /metrics."""
+    text = httpx.get(f"{endpoint}/metrics").text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("hopper_requests_total{") and 'outcome="InternalFailure"' in line
+    )
 
 
 def test_a_query_request_is_answered_in_xml(endpoint):
