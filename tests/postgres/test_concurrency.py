@@ -8,7 +8,7 @@ import asyncio
 import uuid
 from collections import Counter, defaultdict
 
-from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey
+from hopper.core.model import DeadLetterRule, Delivery, NewMessage, QueueConfig, QueueKey
 from hopper.store.postgres import PostgresQueueStore
 
 from .conftest import StoreOpener
@@ -39,8 +39,46 @@ async def test_concurrent_receivers_never_claim_a_message_twice(open_store: Stor
     claimed = Counter(d.message.id for batches in receivers for b in batches for d in b)
     assert set(claimed) == set(sent)
     assert max(claimed.values()) == 1
+    assert all(len(b) <= 10 for batches in receivers for b in batches)
     # Several receivers really did take part (the test is about concurrency).
     assert sum(1 for batches in receivers if batches) > 1
+
+
+async def test_receives_sharing_a_claim_look_again_for_the_places_poison_took(
+    open_store: StoreOpener,
+) -> None:
+    # Concurrent receives of one queue share a claim statement; when the claim moves
+    # poison messages to the dead-letter queue instead of delivering them, the receives
+    # left short look again on their own, so none comes back with less than it could.
+    queue, dlq = QueueKey(ACCOUNT, "q"), QueueKey(ACCOUNT, "dlq")
+    async with open_store(min_size=RECEIVERS, max_size=RECEIVERS, listen=False) as store:
+        await store.create_queue(dlq, QueueConfig(), {}, now=None)
+        await store.create_queue(
+            queue, QueueConfig(dead_letter=DeadLetterRule(dlq, 1)), {}, now=None
+        )
+        poison = [f"poison-{i}" for i in range(40)]
+        await store.send(queue, [NewMessage(id=i, body=i) for i in poison], now=1000.0)
+        for _ in range(4):  # each received once, its lease over by the time below
+            assert len(await store.receive(queue, max_messages=10, visibility_timeout=30,
+                                           now=1000.0)) == 10
+        good = [f"good-{i}" for i in range(RECEIVERS * 10)]
+        await store.send(queue, [NewMessage(id=i, body=i) for i in good], now=1000.0)
+
+        got = await asyncio.gather(
+            *(
+                store.receive(queue, max_messages=10, visibility_timeout=600, now=2000.0)
+                for _ in range(RECEIVERS)
+            )
+        )
+        moved = []
+        while batch := await store.receive(dlq, max_messages=10, visibility_timeout=600,
+                                           now=2000.0):
+            moved.extend(batch)
+
+    delivered = [d.message.id for batch in got for d in batch]
+    assert sorted(delivered) == sorted(good)
+    assert all(len(batch) == 10 for batch in got)
+    assert sorted(d.message.id for d in moved) == sorted(poison)
 
 
 async def test_concurrent_fifo_receivers_never_hold_one_group_twice(

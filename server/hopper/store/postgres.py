@@ -64,6 +64,9 @@ _PLANNING = {"plan_cache_mode": "force_generic_plan"}
 SendGroup = tuple[QueueKey, float | None, int | None]
 # ... and deletes: the queue, the clock's reading, whether lapsed receipts are refused.
 DeleteGroup = tuple[QueueKey, float | None, bool]
+# ... and receives: the queue, the lease, the clock's reading (standard queues whose
+# messages carry no group ids, leases above zero: see PostgresQueueStore.receive).
+ClaimGroup = tuple[QueueKey, float, float | None]
 _DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
@@ -105,6 +108,9 @@ class PostgresQueueStore:
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
             self._delete_group, size=lambda receipt: 1
         )
+        self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
+            self._claim_group, size=lambda place: 1
+        )
         self._dead_lettered: Counter[QueueKey] = Counter()
 
     # --- life cycle -----------------------------------------------------------------
@@ -144,6 +150,7 @@ class PostgresQueueStore:
     async def close(self) -> None:
         await self._sends.close()
         await self._deletes.close()
+        await self._claims.close()
         await self.vacuum.close()
         listener, self.listener = self.listener, None
         pool, self._pool = self._pool, None
@@ -392,10 +399,37 @@ class PostgresQueueStore:
                 return await self._receive_fifo(
                     key, max_messages, visibility_timeout, now, attempt_id
                 )
+            if self._coalesce and visibility_timeout > 0 and self._grouped.get(key) is False:
+                # concurrent receives of the queue share a claim (see coalesce.py)
+                group = (key, float(visibility_timeout), now)
+                shares = await self._claims.submit(group, [None] * max_messages)
+                deliveries = [delivery for delivery, _ in shares if delivery is not None]
+                if len(deliveries) == max_messages or not any(moved for _, moved in shares):
+                    return deliveries
+                # Poison messages took places in the shared claim: look again, alone.
+                async with self._db.acquire() as connection:
+                    return await self._claim_all(
+                        connection, key, max_messages, visibility_timeout, now, deliveries
+                    )
             async with self._db.acquire() as connection:
                 return await self._claim_all(
                     connection, key, max_messages, visibility_timeout, now
                 )
+
+    async def _claim_group(
+        self, group: ClaimGroup, places: list[None]
+    ) -> list[tuple[Delivery | None, bool]]:
+        """One claim for the receives of `group`, one place per message they take: the
+        deliveries in send order, padded with None, and whether any message was moved to
+        the dead-letter queue instead (then the receives short of messages look again)."""
+        key, visibility_timeout, now = group
+        async with self._db.acquire() as connection:
+            claimed, moved = await self._claim(
+                connection, key, len(places), visibility_timeout, now, []
+            )
+        self._dead_lettered[key] += moved
+        padded: list[Delivery | None] = [*claimed, *[None] * (len(places) - len(claimed))]
+        return [(delivery, moved > 0) for delivery in padded]
 
     async def _receive_fifo(
         self,
@@ -440,8 +474,9 @@ class PostgresQueueStore:
         max_messages: int,
         visibility_timeout: float,
         now: float | None,
+        already: Sequence[Delivery] = (),
     ) -> list[Delivery]:
-        deliveries: list[Delivery] = []
+        deliveries: list[Delivery] = list(already)
         # Messages moved to the dead-letter queue take places in the claim's LIMIT;
         # look again for the places they left, so a poison message costs no delivery.
         # The next look leaves out what this receive claimed (a zero lease leaves it
