@@ -400,7 +400,9 @@ class PostgresQueueStore:
                     key, max_messages, visibility_timeout, now, attempt_id
                 )
             if self._coalesce and visibility_timeout > 0 and self._grouped.get(key) is False:
-                # concurrent receives of the queue share a claim (see coalesce.py)
+                # Concurrent receives of the queue share a claim (see coalesce.py). A
+                # receive whose client hangs up meanwhile leaves its share leased to
+                # nobody until the lease runs out, as a lone receive's claim would.
                 group = (key, float(visibility_timeout), now)
                 shares = await self._claims.submit(group, [None] * max_messages)
                 deliveries = [delivery for delivery, _ in shares if delivery is not None]
