@@ -3,6 +3,8 @@ receives, receipts (expired, superseded), and receive attempt ids."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from hopper.core.clock import FakeClock
@@ -157,6 +159,24 @@ async def test_a_retried_attempt_returns_the_same_deliveries_with_a_fresh_lease(
     assert bodies(await receive(service)) == ["m2"]
     await service.delete(QUEUE, again[0].receipt)
     await service.delete(QUEUE, first[1].receipt)
+
+
+async def test_a_retried_attempt_that_long_polls_is_replayed_at_once(
+    service: QueueService,
+) -> None:
+    await fifo_queue(service, "g")
+    first = await receive(service, n=1, attempt="try-1")
+    # Another long poll finds the queue empty (its one group is locked) and waits.
+    other = asyncio.create_task(service.receive(QUEUE, max_messages=1, wait_time=20))
+    async with asyncio.timeout(5):
+        while not service.wakeups.known_empty(QUEUE):
+            await asyncio.sleep(0)
+        again = await service.receive(
+            QUEUE, max_messages=1, visibility_timeout=30, wait_time=20, attempt_id="try-1"
+        )
+    assert [d.token for d in again] == [d.token for d in first]
+    other.cancel()
+    await asyncio.gather(other, return_exceptions=True)
 
 
 async def test_an_attempt_can_be_retried_until_five_minutes_after_it(

@@ -586,8 +586,13 @@ class QueueService:
         deadline = loop.time() + wait
         with self.wakeups.watch(key, capacity=max_messages) as watch:
             # A queue just found empty, with no wake-up since, is not looked at again
-            # unless a deadline of it has passed (see core/wakeups.py).
-            skip = self.wakeups.known_empty(key) and not await self._deadline_passed(key)
+            # unless a deadline of it has passed (see core/wakeups.py). A retried attempt
+            # id always looks: its replay is no new message and announces none.
+            skip = (
+                attempt_id is None
+                and self.wakeups.known_empty(key)
+                and not await self._deadline_passed(key)
+            )
             while True:
                 # Deadlines are looked up as of the claim: a lease that runs out between
                 # the claim and the look-up must still cut the pause short.
