@@ -8,13 +8,21 @@ within the generous 5 s bound was woken, not polled.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from hopper.core.clock import FakeClock
 from hopper.core.errors import InvalidParameter, QueueNotFound
-from hopper.core.model import DeadLetterRule, MessageDraft, QueueKey, VisibilityChange
+from hopper.core.model import (
+    DeadLetterRule,
+    Delivery,
+    MessageDraft,
+    QueueKey,
+    VisibilityChange,
+)
 from hopper.core.service import QueueService
+from hopper.store.base import QueueStore
 
 from .factories import key
 
@@ -180,3 +188,104 @@ async def test_fifo_long_poll_wakes_when_the_group_is_unlocked_by_a_delete(
     async with asyncio.timeout(PROMPTLY):
         [second] = await poll
     assert second.message.body == "two"
+
+
+# --- messages handed to waiting long polls as they arrive (core/handoff.py) ------------
+
+
+async def until_taking(service: QueueService, queue: QueueKey) -> None:
+    # Yield until a long poll waits idle, ready to take a message as it arrives.
+    while not service.wakeups.takers(queue):
+        await asyncio.sleep(0)
+
+
+def count_claims(store: QueueStore) -> list[int]:
+    """Count the store's receives from now on (a spy on the real store)."""
+    calls = [0]
+    claim = store.receive
+
+    async def counted(*args: Any, **kwargs: Any) -> list[Delivery]:
+        calls[0] += 1
+        return await claim(*args, **kwargs)
+
+    store.receive = counted  # type: ignore[method-assign]
+    return calls
+
+
+async def test_a_message_sent_during_a_long_poll_is_handed_to_it_without_a_claim(
+    service: QueueService, clock: FakeClock
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20, visibility_timeout=45))
+    await until_taking(service, key("q"))
+    claims = count_claims(service.store)
+    sent = await service.send(key("q"), MessageDraft("hello"))
+    async with asyncio.timeout(PROMPTLY):
+        [delivery] = await poll
+    assert claims == [0]
+    assert delivery.message.id == sent.message_id
+    assert delivery.message.body == "hello"
+    assert delivery.receive_count == 1
+    assert delivery.visible_at == clock.time() + 45
+    stats = await service.queue_stats(key("q"))
+    assert (stats.visible, stats.in_flight) == (0, 1)
+    await service.delete(key("q"), delivery.receipt)
+    assert (await service.queue_stats(key("q"))).in_flight == 0
+
+
+async def test_a_long_poll_is_handed_no_more_than_it_asked_for(service: QueueService) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), max_messages=2, wait_time=20))
+    await until_taking(service, key("q"))
+    await service.send_batch(key("q"), [MessageDraft(f"m{i}") for i in range(5)])
+    async with asyncio.timeout(PROMPTLY):
+        handed = await poll
+    assert [d.message.body for d in handed] == ["m0", "m1"]
+    rest = await service.receive(key("q"), max_messages=10)
+    assert sorted(d.message.body for d in rest) == ["m2", "m3", "m4"]
+
+
+async def test_a_tenant_message_of_a_fair_queue_goes_through_the_claim(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20))
+    await until_taking(service, key("q"))
+    claims = count_claims(service.store)
+    await service.send(key("q"), MessageDraft("tenant's", group_id="t1"))
+    async with asyncio.timeout(PROMPTLY):
+        [delivery] = await poll
+    assert claims[0] >= 1
+    assert delivery.message.group_id == "t1"
+
+
+async def test_a_message_handed_to_a_poll_cancelled_before_answering_is_released(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20, visibility_timeout=600))
+    await until_taking(service, key("q"))
+    sent = await service.send(key("q"), MessageDraft("orphan"))
+    poll.cancel()  # handed over, not yet answered with
+    await asyncio.gather(poll, return_exceptions=True)
+    assert poll.cancelled()
+    async with asyncio.timeout(PROMPTLY):
+        while not (again := await service.receive(key("q"))):
+            await asyncio.sleep(0)  # the release runs in the background
+    [delivery] = again
+    assert delivery.message.id == sent.message_id
+    assert delivery.receive_count == 2
+
+
+async def test_a_failed_send_leaves_the_poll_it_was_offered_to_looking(
+    service: QueueService, clock: FakeClock
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20))
+    await until_taking(service, key("q"))
+    await service.store.delete_queue(key("q"), now=clock.now())  # behind the core's back
+    with pytest.raises(QueueNotFound):
+        await service.send(key("q"), MessageDraft("nowhere"))
+    async with asyncio.timeout(PROMPTLY):
+        with pytest.raises(QueueNotFound):
+            await poll

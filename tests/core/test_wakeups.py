@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from hopper.core.model import QueueKey
+from hopper.core.model import Delivery, QueueKey, StoredMessage
 from hopper.core.wakeups import EMPTY_TRUST_SECONDS, Wakeups
 
 KEY = QueueKey("000000000000", "q")
@@ -218,3 +218,97 @@ def test_looks_begun_before_forgotten_wake_ups_are_not_remembered() -> None:
     wakeups.notify(QueueKey("000000000000", "third"), 1)  # over the limit: forgets them
     wakeups.found_nothing(KEY, stamp)
     assert not wakeups.known_empty(KEY)
+
+
+# --- messages handed to waiters as they arrive (core/handoff.py) -----------------------
+
+
+def _delivery(message_id: str = "m") -> Delivery:
+    stored = StoredMessage(message_id, "body", {}, None, sent_at=1.0)
+    return Delivery(stored, token=1, receive_count=1, first_received_at=1.0, visible_at=31.0)
+
+
+async def _waiting_watch(
+    wakeups: Wakeups, capacity: int, lease: float | None, timeout: float = 30
+) -> tuple[asyncio.Task[list[Delivery]], asyncio.Event]:
+    """A holder waiting on a watch of KEY, which returns what was handed to it."""
+    entered = asyncio.Event()
+
+    async def hold() -> list[Delivery]:
+        with wakeups.watch(KEY, capacity=capacity, lease=lease) as watch:
+            entered.set()
+            await watch.wait(timeout)
+            return watch.take()
+
+    task = asyncio.create_task(hold())
+    await entered.wait()
+    await asyncio.sleep(0)  # into watch.wait
+    return task, entered
+
+
+async def test_offers_go_to_idle_takers_longest_waiting_first_up_to_their_capacity() -> None:
+    wakeups = Wakeups()
+    first, _ = await _waiting_watch(wakeups, capacity=2, lease=30.0)
+    _looker, _ = await _waiting_watch(wakeups, capacity=10, lease=None)
+    second, _ = await _waiting_watch(wakeups, capacity=10, lease=30.0)
+    assert wakeups.takers(KEY)
+    offers = wakeups.offer(KEY, 5)
+    assert [count for _, count in offers] == [2, 3]
+    assert not wakeups.takers(KEY)  # offered watches are not idle
+    assert wakeups.offer(KEY, 5) == []
+    for watch, count in offers:
+        assert watch.hand([_delivery(f"m{i}") for i in range(count)])
+    async with asyncio.timeout(5):
+        assert [d.message.id for d in await first] == ["m0", "m1"]
+        assert [d.message.id for d in await second] == ["m0", "m1", "m2"]
+    _looker.cancel()
+
+
+async def test_an_offered_watch_waits_for_its_messages_past_its_timeout() -> None:
+    wakeups = Wakeups()
+    holder, _ = await _waiting_watch(wakeups, capacity=1, lease=30.0, timeout=0.0)
+    [(watch, _)] = wakeups.offer(KEY, 1)
+    for _ in range(20):  # the timeout fires; the offer holds the watch
+        await asyncio.sleep(0)
+    assert not holder.done()
+    wakeups.notify(KEY)  # a wake-up meanwhile does not end the wait either
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not holder.done()
+    watch.hand([_delivery()])
+    async with asyncio.timeout(5):
+        assert [d.message.id for d in await holder] == ["m"]
+
+
+async def test_a_withdrawn_offer_wakes_the_watch_to_look() -> None:
+    wakeups = Wakeups()
+    holder, _ = await _waiting_watch(wakeups, capacity=1, lease=30.0)
+    [(watch, _)] = wakeups.offer(KEY, 1)
+    assert watch.hand([])
+    async with asyncio.timeout(5):
+        assert await holder == []
+
+
+async def test_a_notify_does_not_hand_offered_watches_messages_twice() -> None:
+    wakeups = Wakeups()
+    offered, _ = await _waiting_watch(wakeups, capacity=1, lease=30.0)
+    other, _ = await _waiting_watch(wakeups, capacity=1, lease=30.0)
+    [(watch, _)] = wakeups.offer(KEY, 1)
+    wakeups.notify(KEY, 1)  # a message for a look goes to the idle watch
+    async with asyncio.timeout(5):
+        assert await other == []
+    assert not offered.done()
+    watch.hand([_delivery()])
+    async with asyncio.timeout(5):
+        assert len(await offered) == 1
+
+
+async def test_a_watch_whose_holder_left_refuses_what_is_handed() -> None:
+    wakeups = Wakeups()
+    holder, _ = await _waiting_watch(wakeups, capacity=1, lease=30.0)
+    [(watch, _)] = wakeups.offer(KEY, 1)
+    holder.cancel()
+    await asyncio.gather(holder, return_exceptions=True)
+    assert wakeups.waiting(KEY) == 0
+    assert watch.hand([_delivery()]) is False  # the sender's to release
+    assert watch.take() == []

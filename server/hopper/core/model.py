@@ -101,6 +101,9 @@ class NewMessage:
     # FIFO: the key the deduplication window is kept under when it is not the
     # deduplication id itself (DeduplicationScope messageGroup: group and id together).
     deduplication_key: str | None = None
+    # Delivered as it arrives, under a lease of this many seconds: a long poll waiting
+    # for it takes it without a claim (core/handoff.py). None: receivable after `delay`.
+    lease: float | None = None
 
     @property
     def window_key(self) -> str | None:
@@ -123,6 +126,8 @@ class SendResult:
     duplicate: bool = False
     # Not enqueued: the queue was at the depth ceiling the send was given.
     refused: bool = False
+    # The delivery of a message sent with a lease (NewMessage.lease), else None.
+    delivery: Delivery | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from hopper.core import fifo, limits, messages, pages, permissions, queues, redrive_allow
+from hopper.core import (
+    fifo,
+    handoff,
+    limits,
+    messages,
+    pages,
+    permissions,
+    queues,
+    redrive_allow,
+)
 from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.deadlines import NextDeadlines
@@ -54,7 +63,7 @@ from hopper.core.model import (
 )
 from hopper.core.move_tasks import MoveTasks
 from hopper.core.recent import RecentQueues
-from hopper.core.wakeups import Wakeups
+from hopper.core.wakeups import Wakeups, Watch
 from hopper.store.base import QueueStore
 
 # A long poll never sleeps less than this between looks, so a store clock that runs a
@@ -103,6 +112,7 @@ class QueueService:
         self.visibility_floor = visibility_floor
         self.events: Events = events or NoEvents()
         self._housekeeper: asyncio.Task[None] | None = None
+        self._releases: set[asyncio.Task[None]] = set()
         # Set by drain(): long polls answer at once instead of waiting.
         self.draining = False
 
@@ -121,6 +131,7 @@ class QueueService:
             with contextlib.suppress(asyncio.CancelledError):
                 await housekeeper
         await self.move_tasks.close()
+        await asyncio.gather(*self._releases, return_exceptions=True)
         await self.store.close()
 
     def drain(self) -> None:
@@ -334,9 +345,7 @@ class QueueService:
         maximum_depth of messages)."""
         record = await self._recent_queue(key)
         message = messages.prepare(draft, record.config, new_id())
-        [result] = await self.store.send(
-            key, [message], now=self.clock.now(), max_depth=record.config.maximum_depth
-        )
+        [result] = await self._enqueue(key, [message], record.config.maximum_depth)
         if result.refused:
             raise _queue_full(key, record.config)
         self._wake_for([message], [result], key)
@@ -367,11 +376,7 @@ class QueueService:
                 outcomes.append(error)
         valid = [outcome for outcome in outcomes if isinstance(outcome, NewMessage)]
         depth = record.config.maximum_depth
-        sent = (
-            await self.store.send(key, valid, now=self.clock.now(), max_depth=depth)
-            if valid
-            else []
-        )
+        sent = await self._enqueue(key, valid, depth) if valid else []
         self._wake_for(valid, sent, key)
         self.events.sent(key, sum(not (r.duplicate or r.refused) for r in sent))
         full = _queue_full(key, record.config)
@@ -581,37 +586,111 @@ class QueueService:
     ) -> list[Delivery]:
         """Claim; if nothing came, sleep until a wake-up, the earliest visibility deadline,
         the fallback interval or the poll's own deadline, whichever is first; repeat.
-        The watch is held across the loop so a send between two looks is not missed."""
+        The watch is held across the loop so a send between two looks is not missed.
+        A standard queue's long poll also takes messages sent in this process while it
+        sleeps, handed to it as they arrive (core/handoff.py); a FIFO one always looks,
+        for group order and receive attempts."""
+        deadline = asyncio.get_running_loop().time() + wait
+        takes = None if key.is_fifo else lease
+        watch: Watch | None = None
+        try:
+            with self.wakeups.watch(key, capacity=max_messages, lease=takes) as watch:
+                return await self._poll(
+                    watch, key, config, max_messages, lease, deadline, attempt_id
+                )
+        finally:
+            left = [] if watch is None else watch.take()
+            if left:  # handed over as this poll was cancelled: nobody will answer with them
+                self._release_later(key, left)
+
+    async def _poll(
+        self,
+        watch: Watch,
+        key: QueueKey,
+        config: QueueConfig,
+        max_messages: int,
+        lease: float,
+        deadline: float,
+        attempt_id: str | None,
+    ) -> list[Delivery]:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait
-        with self.wakeups.watch(key, capacity=max_messages) as watch:
-            # A queue just found empty, with no wake-up since, is not looked at again
-            # unless a deadline of it has passed (see core/wakeups.py). A retried attempt
-            # id always looks: its replay is no new message and announces none.
-            skip = (
-                attempt_id is None
-                and self.wakeups.known_empty(key)
-                and not await self._deadline_passed(key)
-            )
-            while True:
-                # Deadlines are looked up as of the claim: a lease that runs out between
-                # the claim and the look-up must still cut the pause short.
-                looked_at = self.clock.now()
-                if skip:
-                    skip, deliveries = False, []
-                else:
-                    stamp = self.wakeups.looking()
-                    deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
-                    if not deliveries:
-                        self.wakeups.found_nothing(key, stamp)
-                remaining = deadline - loop.time()
-                if deliveries or remaining <= 0 or self.draining:
-                    return deliveries
-                pause = min(remaining, self.poll_fallback_seconds)
-                upcoming = await self._next_deadline(key, looked_at)
-                if upcoming is not None:
-                    pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
-                await watch.wait(pause)
+        # A queue just found empty, with no wake-up since, is not looked at again unless
+        # a deadline of it has passed (see core/wakeups.py). A retried attempt id always
+        # looks: its replay is no new message and announces none.
+        skip = (
+            attempt_id is None
+            and self.wakeups.known_empty(key)
+            and not await self._deadline_passed(key)
+        )
+        while True:
+            # Deadlines are looked up as of the claim: a lease that runs out between the
+            # claim and the look-up must still cut the pause short.
+            looked_at = self.clock.now()
+            if skip:
+                skip, deliveries = False, []
+            else:
+                stamp = self.wakeups.looking()
+                deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
+                if not deliveries:
+                    self.wakeups.found_nothing(key, stamp)
+            remaining = deadline - loop.time()
+            if deliveries or remaining <= 0 or self.draining:
+                return deliveries
+            pause = min(remaining, self.poll_fallback_seconds)
+            upcoming = await self._next_deadline(key, looked_at)
+            if upcoming is not None:
+                pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
+            await watch.wait(pause)
+            handed = watch.take()
+            if handed:
+                return handed
+
+    async def _enqueue(
+        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
+    ) -> list[SendResult]:
+        """store.send, with what qualifies handed to idle long polls of this process on
+        the way (core/handoff.py)."""
+        offers: list[tuple[Watch, int]] = []
+        if self.wakeups.takers(key) and handoff.takes_leases(key, sent, max_depth):
+            count = sum(handoff.qualifies(message) for message in sent)
+            if count:
+                room = await self._in_flight_room(key)
+                offers = self.wakeups.offer(key, min(count, room))
+        if not offers:
+            return await self.store.send(key, sent, now=self.clock.now(), max_depth=max_depth)
+        leased, owners = handoff.lease_offered(sent, offers)
+        try:
+            results = await self.store.send(key, leased, now=self.clock.now(), max_depth=max_depth)
+        except BaseException:
+            for watch, _ in offers:
+                watch.hand([])
+            raise
+        handed = [
+            (owner, result.delivery)
+            for owner, result in zip(owners, results, strict=True)
+            if owner is not None and result.delivery is not None
+        ]
+        deliveries = [delivery for _, delivery in handed]
+        self.in_flight.claimed(key, len(deliveries))
+        self.events.received(key, deliveries)
+        if deliveries:
+            self._deadlines.lower(key, min(d.visible_at for d in deliveries))
+        for watch, _ in offers:
+            mine = [delivery for owner, delivery in handed if owner is watch]
+            if not watch.hand(mine):
+                self._release_later(key, mine)
+        return results
+
+    def _release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        """Make deliveries nobody will answer with visible again, in the background."""
+        task = asyncio.create_task(self._release(key, deliveries), name="hopper-release")
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
+
+    async def _release(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        changes = [VisibilityChange(d.receipt, 0.0) for d in deliveries]
+        with contextlib.suppress(QueueError):  # gone or deleted meanwhile: nothing to do
+            await self.change_visibility_batch(key, changes)
 
     async def _deadline_passed(self, key: QueueKey) -> bool:
         upcoming = await self._next_deadline(key, self.clock.now())
@@ -634,7 +713,7 @@ class QueueService:
         enqueued = [
             message
             for message, result in zip(sent, results, strict=True)
-            if not (result.duplicate or result.refused)
+            if not (result.duplicate or result.refused or result.delivery is not None)
         ]
         receivable = sum(message.delay <= 0 for message in enqueued)
         delays = [message.delay for message in enqueued if message.delay > 0]

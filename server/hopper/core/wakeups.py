@@ -4,6 +4,11 @@ A wake-up is a hint that a queue may have receivable messages: a waiter that wak
 looks again, and a waiter that misses a wake-up still looks at its own deadline, so
 correctness never depends on a notification arriving.
 
+A long poll may also take messages as they arrive (core/handoff.py): a send in this
+process offers its messages to idle watches that accept them (`offer`), enqueues them
+already delivered to those watches, and hands each its deliveries (`hand`). Such a
+send wakes nobody else and leaves a queue known to be empty known to be empty.
+
 A look that found nothing is remembered for a moment (`EMPTY_TRUST_SECONDS`) until
 the queue's next wake-up: a long poll that starts meanwhile waits straight away
 instead of looking at a queue known to be empty. Consumers that poll again as soon
@@ -21,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from hopper.core.model import QueueKey
+from hopper.core.model import Delivery, QueueKey
 
 
 class Watch:
@@ -35,12 +40,20 @@ class Watch:
     up to that many, so wake-ups for more messages in the meantime are its too.
     """
 
-    def __init__(self, capacity: int = 1) -> None:
+    def __init__(self, capacity: int = 1, lease: float | None = None) -> None:
         self._event = asyncio.Event()
         self._waiting = False
         self.capacity = capacity
         # Messages the wake-ups since this watch was woken told of (its next look's).
         self._promised = 0
+        # The visibility timeout under which the holder takes messages handed to it as
+        # they arrive; None: it takes none.
+        self.lease = lease
+        # Messages a send is enqueueing for this watch (0: no offer open), and the
+        # deliveries handed to it and not yet taken.
+        self.offered = 0
+        self._handed: list[Delivery] = []
+        self._gone = False
 
     def _wake(self) -> None:
         self._event.set()
@@ -48,7 +61,24 @@ class Watch:
     @property
     def idle(self) -> bool:
         """Waiting, and not yet woken: a wake-up given to it is sure to be acted on."""
-        return self._waiting and not self._event.is_set()
+        return self._waiting and not self._event.is_set() and not self.offered
+
+    def hand(self, deliveries: list[Delivery]) -> bool:
+        """Close this watch's offer: give it `deliveries` (none: the send failed) and
+        wake it. False when the holder has left the watch: the deliveries are nobody's,
+        the sender's to release. (A holder leaving with deliveries not yet taken
+        releases them itself: see `take`.)"""
+        self.offered = 0
+        if self._gone:
+            return not deliveries
+        self._handed.extend(deliveries)
+        self._wake()
+        return True
+
+    def take(self) -> list[Delivery]:
+        """The deliveries handed to this watch since the last take."""
+        handed, self._handed = self._handed, []
+        return handed
 
     @property
     def _room(self) -> int:
@@ -61,11 +91,18 @@ class Watch:
         """True when woken (now or since the last wait), False after `timeout` seconds."""
         self._waiting = True
         try:
-            async with asyncio.timeout(max(timeout, 0.0)):
+            try:
+                async with asyncio.timeout(max(timeout, 0.0)):
+                    await self._event.wait()
+                woken = True
+            except TimeoutError:
+                woken = False
+            while self.offered:
+                # A send is enqueueing messages for this watch: they are its to take
+                # (the send closes the offer whatever happens, in one statement's time).
+                self._event.clear()
                 await self._event.wait()
-            woken = True
-        except TimeoutError:
-            woken = False
+                woken = True
         finally:
             # (cancelled: the promise stays, for Wakeups.watch to hand over)
             self._waiting = False
@@ -154,6 +191,24 @@ class Wakeups:
             for watch in watches:
                 watch._wake()
 
+    def takers(self, key: QueueKey) -> bool:
+        """Whether `key` has an idle watch that takes handed messages (cheap)."""
+        return any(w.lease is not None and w.idle for w in self._watches.get(key, ()))
+
+    def offer(self, key: QueueKey, count: int) -> list[tuple[Watch, int]]:
+        """Open offers for up to `count` arriving messages of `key` to idle watches that
+        take handed messages, longest waiting first: (watch, how many) each. Every
+        offer must be closed with `Watch.hand`."""
+        offers: list[tuple[Watch, int]] = []
+        for watch in self._watches.get(key, ()):
+            if count <= 0:
+                break
+            if watch.lease is not None and watch.idle:
+                watch.offered = min(watch.capacity, count)
+                count -= watch.offered
+                offers.append((watch, watch.offered))
+        return offers
+
     def notify_all(self) -> None:
         """Wake every waiter of every queue (a server that is shutting down)."""
         self._empty.clear()
@@ -162,10 +217,13 @@ class Wakeups:
                 watch._wake()
 
     @contextmanager
-    def watch(self, key: QueueKey, capacity: int = 1) -> Iterator[Watch]:
+    def watch(
+        self, key: QueueKey, capacity: int = 1, lease: float | None = None
+    ) -> Iterator[Watch]:
         """Subscribe to `key`'s wake-ups for the duration of the block; `capacity`: how
-        many messages each of the holder's looks takes."""
-        watch = Watch(capacity)
+        many messages each of the holder's looks takes; `lease`: the visibility timeout
+        of messages handed to it as they arrive (None: it takes none)."""
+        watch = Watch(capacity, lease)
         watches = self._watches.setdefault(key, {})
         watches[watch] = None
         try:
@@ -174,6 +232,7 @@ class Wakeups:
             watches.pop(watch, None)
             if not watches and self._watches.get(key) is watches:
                 del self._watches[key]
+            watch._gone = True
             if watch._promised:
                 # Woken and gone without looking (a client that hung up): its messages
                 # go to the others.

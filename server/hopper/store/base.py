@@ -125,8 +125,13 @@ class QueueStore(Protocol):
         is a live key: while a message sent with it is still in the queue (not deleted,
         expired, purged, dead-lettered or moved away) a send with the same key is not
         enqueued and its result names that message (duplicate=True); once it is gone,
-        the key is free. Concurrent sends of one key enqueue one message. Raises
-        QueueNotFound."""
+        the key is free. Concurrent sends of one key enqueue one message.
+
+        A message with a `lease` (standard queues, without deduplication id, delay,
+        group id or depth ceiling: ValueError otherwise) is enqueued already delivered,
+        as if a receive had claimed it at its arrival with that visibility timeout: its
+        result carries that delivery (receive count 1, a fresh fencing token).
+        Raises QueueNotFound."""
         ...
 
     async def receive(

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hopper.core import fairness, limits
+from hopper.core import fairness, handoff, limits
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
@@ -226,6 +226,7 @@ class MemoryQueueStore:
         now: float | None,
         max_depth: int | None = None,
     ) -> list[SendResult]:
+        handoff.check_leases(key, messages, max_depth)
         queue = self._queue(key)
         at = self._now(now)
         room = len(messages) if max_depth is None else max(max_depth - len(queue.live(at)), 0)
@@ -264,10 +265,11 @@ class MemoryQueueStore:
             deduplication_id=dedup_id,
             sequence_number=sequence,
         )
-        queue.messages[message.id] = _Message(
-            stored, visible_at=now + message.delay, live_key=live_key
-        )
+        entry = _Message(stored, visible_at=now + message.delay, live_key=live_key)
+        queue.messages[message.id] = entry
         queue.grouped = queue.grouped or message.group_id is not None
+        if message.lease is not None:
+            return SendResult(message.id, delivery=self._claim(entry, message.lease, now))
         result = SendResult(message.id, sequence_number=sequence)
         if live_key is not None:
             queue.live_keys[live_key] = message.id

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import asyncpg
 
-from hopper.core import fairness, limits
+from hopper.core import fairness, handoff, limits
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
@@ -38,6 +38,7 @@ from hopper.store.base import WakeUp
 from hopper.store.coalesce import Coalescer
 from hopper.store.listener import Listener
 from hopper.store.rows import (
+    arrived_delivered,
     attributes_json,
     config_json,
     delivery,
@@ -269,6 +270,7 @@ class PostgresQueueStore:
         now: float | None,
         max_depth: int | None = None,
     ) -> list[SendResult]:
+        handoff.check_leases(key, messages, max_depth)
         # One statement cannot take a key twice: repeats in the batch are duplicates of
         # their first use (FIFO deduplication ids; live keys on a standard queue).
         repeats = key.is_fifo or any(m.deduplication_id is not None for m in messages)
@@ -294,7 +296,8 @@ class PostgresQueueStore:
         if self.listener is None:
             return
         pairs = zip(sent, results, strict=True)
-        enqueued = [m for m, r in pairs if not (r.duplicate or r.refused)]
+        # (a message enqueued already delivered is no news to anyone)
+        enqueued = [m for m, r in pairs if not (r.duplicate or r.refused or m.lease is not None)]
         if enqueued:
             receivable = sum(m.delay <= 0 for m in enqueued)
             self.listener.poke(key, receivable or None)
@@ -351,6 +354,11 @@ class PostgresQueueStore:
             }
             for m in messages
         ]
+        leased = False
+        for entry, message in zip(payload, messages, strict=True):
+            if message.lease is not None:
+                entry["l"] = float(message.lease)
+                leased = True
         rows = await self._db.fetch(
             self._sql["send_plain_messages"],
             key.account,
@@ -360,7 +368,15 @@ class PostgresQueueStore:
         )
         if not rows:
             raise QueueNotFound(key)
-        return [SendResult(m.id) for m in messages]
+        if not leased:
+            return [SendResult(m.id) for m in messages]
+        by_id = {row["id"]: row for row in rows}
+        return [
+            SendResult(m.id)
+            if m.lease is None
+            else SendResult(m.id, delivery=arrived_delivered(m, by_id[m.id]))
+            for m in messages
+        ]
 
     async def _send_result(
         self, key: QueueKey, row: asyncpg.Record, message: NewMessage

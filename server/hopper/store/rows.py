@@ -20,6 +20,7 @@ from hopper.core.model import (
     MessageAttribute,
     MoveTask,
     MoveTaskStatus,
+    NewMessage,
     PeekedMessage,
     QueueConfig,
     QueueKey,
@@ -112,6 +113,23 @@ def delivery(row: asyncpg.Record) -> Delivery:
         token=row["token"],
         receive_count=row["receive_count"],
         first_received_at=row["first_received_at"],
+        visible_at=row["visible_at"],
+    )
+
+
+def arrived_delivered(message: NewMessage, row: asyncpg.Record) -> Delivery:
+    """The delivery of `message`, enqueued already delivered (`row`: its insert's)."""
+    return Delivery(
+        message=StoredMessage(
+            id=message.id,
+            body=message.body,
+            attributes=message.attributes,
+            trace_header=message.trace_header,
+            sent_at=row["sent_at"],
+        ),
+        token=row["token"],
+        receive_count=1,
+        first_received_at=row["sent_at"],
         visible_at=row["visible_at"],
     )
 

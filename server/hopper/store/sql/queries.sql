@@ -82,19 +82,25 @@ ORDER BY name COLLATE "C", account COLLATE "C";
 -- send_messages for the common case: a standard queue, no live keys, no depth ceiling.
 -- Nothing to take or count, so just the insert: a third less database CPU per send.
 -- $4: the messages in send order, one JSON array of {"i": id, "b": body, "a": attributes
--- (as stored), "h": trace header, "d": delay, "g": group id}: one parameter, where six
--- arrays cost the server a type check of every element as it encodes them.
+-- (as stored), "h": trace header, "d": delay, "g": group id, and "l": the lease of a
+-- message enqueued already delivered (NewMessage.lease), only on those}: one parameter,
+-- where six arrays cost the server a type check of every element as it encodes them.
+-- A delivered message is as a claim leaves it: received once, now, under a fresh token.
 -- No rows back: the queue does not exist.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 q AS (SELECT id FROM queues WHERE account = $1 AND name = $2)
 INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
-                      group_id)
+                      group_id, receive_count, token, first_received_at, received_at)
 SELECT q.id, e.m ->> 'i', e.m ->> 'b', e.m -> 'a', e.m ->> 'h', t.now,
-       t.now + (e.m ->> 'd')::float8, e.m ->> 'g'
+       t.now + coalesce((e.m ->> 'l')::float8, (e.m ->> 'd')::float8), e.m ->> 'g',
+       CASE WHEN e.m ? 'l' THEN 1 ELSE 0 END,
+       CASE WHEN e.m ? 'l' THEN nextval('fencing_tokens') ELSE 0 END,
+       CASE WHEN e.m ? 'l' THEN t.now END,
+       CASE WHEN e.m ? 'l' THEN t.now END
 FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
 CROSS JOIN q CROSS JOIN t
 ORDER BY e.ord
-RETURNING id;
+RETURNING id, token, sent_at, visible_at;
 
 -- name: send_messages
 -- $4.. are parallel arrays, one element per message, in send order ($6: JSON texts,
