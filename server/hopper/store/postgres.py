@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import asyncpg
 
+from hopper import jsoncodec
 from hopper.core import fairness, handoff, limits
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
@@ -364,7 +365,7 @@ class PostgresQueueStore:
             key.account,
             key.name,
             now,
-            json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+            jsoncodec.dumps(payload).decode(),
         )
         if not rows:
             raise QueueNotFound(key)
@@ -918,7 +919,7 @@ def _found_id(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
 async def _init_connection(connection: asyncpg.Connection) -> None:
     # jsonb in and out as Python values (config, tags, attributes).
     await connection.set_type_codec(
-        "jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+        "jsonb", encoder=json.dumps, decoder=jsoncodec.loads, schema="pg_catalog"
     )
 
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopper import jsoncodec
 from hopper.wire.errors import SqsError
 
 CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -28,7 +29,7 @@ class Rendered:
 
 
 def render_result(result: dict[str, Any], request_id: str) -> Rendered:
-    body = json.dumps(result, default=_encode, separators=(",", ":")).encode()
+    body = jsoncodec.dumps(result, default=_encode)
     return Rendered(200, CONTENT_TYPE, body, {"x-amzn-RequestId": request_id})
 
 
