@@ -1,11 +1,13 @@
-"""JSON on the hot paths (request bodies, JSON answers, message rows): orjson, which
-parses and writes a receive of ten messages in a fraction of the standard library's
-time (server CPU per receive-and-delete pair: 1.66 ms -> 1.36 ms, in-process).
+"""JSON on the hot paths: answers of the JSON protocol and the jsonb of message rows,
+through orjson. Writing a receive of ten messages takes orjson 2 us where the standard
+library takes 39 us, and reading a row's attributes 0.1 us against 2.7 us. (Request
+bodies are read by the standard library: there orjson saves 2 us of 7, and reads
+integers beyond 64 bits as floats, which a client's number must not become.)
 
-Where orjson reads or writes differently, the standard library does it, so that what
-clients see does not depend on which one ran: orjson reads integers beyond 64 bits as
-floats (a body with a run of 19 digits goes to `json`), refuses NaN, Infinity and lone
-surrogate escapes that `json` accepts (a body orjson refuses is read again by `json`,
+Where orjson reads or writes differently, the standard library does it, so that the
+result does not depend on which one ran: orjson reads integers beyond 64 bits as
+floats (text with a run of 19 digits goes to `json`), refuses NaN, Infinity and lone
+surrogate escapes that `json` accepts (text orjson refuses is read again by `json`,
 whose error stands), and cannot write lone surrogates or integers beyond 64 bits.
 """
 

@@ -10,12 +10,12 @@ scalars as the strings they arrived as.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from hopper import jsoncodec
 from hopper.core.model import QueueKey
 from hopper.wire.errors import SqsError
 from hopper.wire.shapes import INPUTS
@@ -70,7 +70,7 @@ def decode_json(target: str | None, body: bytes) -> tuple[str, dict[str, Any]]:
     if not body.strip():
         return match.group(1), {}
     try:
-        params = jsoncodec.loads(body)
+        params = json.loads(body)
     except (UnicodeDecodeError, ValueError):
         raise SqsError("SerializationException", "The request body is not valid JSON.") from None
     if not isinstance(params, dict):
