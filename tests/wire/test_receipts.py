@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
@@ -50,3 +51,21 @@ def test_a_handle_of_another_account_is_an_invalid_receipt():
     handle = encode_receipt(QueueKey("111111111111", "jobs"), Receipt("m-1", 1))
     with pytest.raises(InvalidReceipt):
         decode_receipt(QUEUE, handle)
+
+
+def _forged(*fields: str) -> str:
+    record = "\x1f".join(fields).encode("utf-8")
+    return base64.urlsafe_b64encode(record).decode("ascii").rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "token", ["\u00b2", "\u0663", "1\u00b2", "-1", "+1", " 1", "", "1.0"], ids=repr
+)
+def test_a_handle_whose_token_is_not_plain_digits_is_an_invalid_receipt(token):
+    handle = _forged("1", QUEUE.account, QUEUE.name, "m-1", token)
+    with pytest.raises(InvalidReceipt):
+        decode_receipt(QUEUE, handle)
+
+
+def test_a_forged_handle_of_the_right_shape_decodes():
+    assert decode_receipt(QUEUE, _forged("1", QUEUE.account, QUEUE.name, "m-1", "9")).token == 9

@@ -20,6 +20,8 @@ _VERSION = "1"
 # A unit separator: not allowed in queue names, account ids or message ids.
 _SEPARATOR = "\x1f"
 _ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
+_DIGITS = re.compile(r"[0-9]+")
+_FROM_URL_SAFE = bytes.maketrans(b"-_", b"+/")
 
 
 def encode_receipt(key: QueueKey, receipt: Receipt) -> str:
@@ -37,17 +39,18 @@ def decode_receipt(key: QueueKey, handle: str) -> Receipt:
     if fields is None or len(fields) != 5 or fields[0] != _VERSION:
         raise InvalidReceipt(handle)
     _, account, name, message_id, token = fields
-    if QueueKey(account, name) != key or not message_id or not token.isdigit():
+    # (isdigit alone admits digits int() refuses, such as "²")
+    if account != key.account or name != key.name or not message_id or not _DIGITS.fullmatch(token):
         raise InvalidReceipt(handle)
     return Receipt(message_id=message_id, token=int(token), handle=handle)
 
 
 def _fields(handle: str) -> list[str] | None:
-    # b64decode would skip characters outside the alphabet: refuse them first.
+    # a2b_base64 would skip characters outside the alphabet: refuse them first.
     if _ALPHABET.fullmatch(handle) is None:
         return None
     try:
-        raw = base64.urlsafe_b64decode(handle + "=" * (-len(handle) % 4))
-        return raw.decode("utf-8").split(_SEPARATOR)
+        encoded = handle.encode("ascii").translate(_FROM_URL_SAFE) + b"=" * (-len(handle) % 4)
+        return binascii.a2b_base64(encoded).decode("utf-8").split(_SEPARATOR)
     except (binascii.Error, ValueError):
         return None
