@@ -11,6 +11,7 @@ from hopper.store.base import QueueStore
 from .factories import (
     attributes,
     change,
+    make_dead_letter_pair,
     make_queue,
     message,
     receive,
@@ -261,3 +262,34 @@ async def test_purge_deletes_every_message_and_records_the_time(
     assert await store.stats(queue, now=clock.now()) == QueueStats(0, 0, 0, None)
     clock.advance(100)
     assert await receive(store, clock, queue) == []
+
+
+async def test_a_receive_fills_up_from_behind_expired_in_flight_and_delayed_messages(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    queue = await make_queue(store, clock, message_retention_period=60)
+    await send(store, clock, queue, *[message(f"old{i}") for i in range(3)])
+    clock.advance(61)
+    await send(store, clock, queue, *[message(f"taken{i}") for i in range(3)])
+    await receive(store, clock, queue, 3)
+    await send(store, clock, queue, *[message(f"later{i}", delay=30) for i in range(2)])
+    await send(store, clock, queue, *[message(f"m{i}") for i in range(12)])
+    first = {d.message.body for d in await receive(store, clock, queue)}
+    second = {d.message.body for d in await receive(store, clock, queue)}
+    assert len(first) == 10
+    assert first | second == {f"m{i}" for i in range(12)}
+    assert await receive(store, clock, queue) == []
+
+
+async def test_a_receive_that_moves_messages_still_fills_up_once_each(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    source, target = await make_dead_letter_pair(store, clock, max_receive_count=1)
+    await send(store, clock, source, *[message(f"poison{i}") for i in range(5)])
+    await receive(store, clock, source, 5, lease=0)
+    await send(store, clock, source, *[message(f"fresh{i}") for i in range(12)])
+    # Zero leases leave every delivered message visible: none may be delivered twice.
+    bodies = [d.message.body for d in await receive(store, clock, source, lease=0)]
+    assert len(bodies) == 10
+    assert set(bodies) <= {f"fresh{i}" for i in range(12)} and len(set(bodies)) == 10
+    assert len(await receive(store, clock, target)) == 5

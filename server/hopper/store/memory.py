@@ -103,6 +103,14 @@ class _Queue:
         return message
 
 
+def _visible(queue: _Queue, now: float) -> Iterator[_Message]:
+    """The queue's visible messages in send order, those past retention left for
+    `find` or the sweep to drop (this walk may not change the dict it walks)."""
+    for message in queue.messages.values():
+        if message.visible_at <= now and not queue.expired(message, now):
+            yield message
+
+
 def _delivery(message: _Message) -> Delivery:
     return Delivery(
         message=message.stored,
@@ -311,7 +319,8 @@ class MemoryQueueStore:
         # What this receive claimed stays out, even when a zero lease left it visible.
         while moved and len(deliveries) < max_messages:
             moved = False
-            for message in self._receivable(queue, at):
+            wanted = max_messages - len(deliveries) + len(claimed)
+            for message in self._receivable(queue, at, wanted):
                 if len(deliveries) >= max_messages:
                     break
                 if message.stored.id in claimed:
@@ -356,17 +365,23 @@ class MemoryQueueStore:
         entries = [(d.message.id, d.token, d.visible_at) for d in deliveries]
         queue.attempts[attempt_id] = _Attempt(now, entries)
 
-    def _receivable(self, queue: _Queue, now: float) -> Iterator[_Message]:
+    def _receivable(
+        self, queue: _Queue, now: float, wanted: int | None = None
+    ) -> Iterator[_Message]:
         """Receivable messages, oldest first. On a FIFO queue a group whose oldest
         message is in flight or not yet visible yields nothing more (strict order). On
         a standard queue noisy tenants' messages come after the others (fairness).
-        Works on a snapshot, so the caller may claim or move what it is given."""
+        Works on a snapshot, so the caller may claim or move what it is given; on a
+        plain standard queue the snapshot stops at the `wanted` first visible messages."""
         fifo = queue.record.config.fifo
         fair = not fifo and queue.grouped
         # Only FIFO and fair queues need the whole queue up front (the locked groups;
-        # the in-flight count of each tenant).
-        messages = queue.live(now) if fifo or fair else queue.messages
-        ordered = list(messages.values())
+        # the in-flight count of each tenant). A plain standard queue's receive looks no
+        # further than it takes, so a deep queue costs it no more than a shallow one.
+        if fifo or fair or wanted is None:
+            ordered = list(queue.live(now).values() if fifo or fair else queue.messages.values())
+        else:
+            ordered = list(itertools.islice(_visible(queue, now), wanted))
         if fair:
             noisy = fairness.noisy_tenants(m.stored.group_id for m in ordered if m.in_flight(now))
             # A stable sort: oldest first within each priority.
