@@ -90,7 +90,8 @@ def front(
         except errors.SqsError as error:
             rendered = _render_error(protocol.detect_protocol(incoming.headers), error, new_id())
         else:
-            rendered = await serve(incoming, body, service, settings, actions, gate)
+            gone = _departure(receive)
+            rendered = await serve(incoming, body, service, settings, actions, gate, gone)
         await _send(send, rendered)
 
     return app
@@ -165,6 +166,17 @@ async def _read_body(receive: Receive, headers: Mapping[str, str], limit: int) -
     return await protocol.read_bounded(chunks(), headers.get("content-length"), limit)
 
 
+def _departure(receive: Receive) -> Callable[[], Awaitable[None]]:
+    """What returns once the client of a request whose body has been read goes away:
+    from then on the server's `receive` has nothing to give but the disconnect."""
+
+    async def gone() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    return gone
+
+
 async def _send(send: Send, rendered: Rendered) -> None:
     headers = [
         (b"content-type", rendered.content_type.encode("latin-1")),
@@ -194,9 +206,11 @@ async def serve(
     settings: Settings,
     actions: Mapping[str, Handler],
     gate: Gate | None,
+    gone: Callable[[], Awaitable[None]] | None = None,
 ) -> Rendered:
-    """The answer to one SQS request, whatever happens: never an exception."""
-    ctx = _context(incoming, settings)
+    """The answer to one SQS request, whatever happens: never an exception. `gone`
+    returns once the client has gone away (see RequestContext)."""
+    ctx = _context(incoming, settings, gone)
     started = time.perf_counter()
     call = requests.Call(ctx.request_id)
     try:
@@ -247,7 +261,9 @@ async def _dispatch(
     return await handler(service, ctx, params)
 
 
-def _context(incoming: Incoming, settings: Settings) -> RequestContext:
+def _context(
+    incoming: Incoming, settings: Settings, gone: Callable[[], Awaitable[None]] | None
+) -> RequestContext:
     host = incoming.headers.get("host") or f"{settings.host}:{settings.port}"
     return RequestContext(
         protocol=protocol.detect_protocol(incoming.headers),
@@ -257,6 +273,7 @@ def _context(incoming: Incoming, settings: Settings) -> RequestContext:
         path_queue=incoming.path_queue,
         trace_header=incoming.headers.get("x-amzn-trace-id"),
         request_id=new_id(),
+        gone=gone,
     )
 
 

@@ -289,3 +289,72 @@ async def test_a_failed_send_leaves_the_poll_it_was_offered_to_looking(
     async with asyncio.timeout(PROMPTLY):
         with pytest.raises(QueueNotFound):
             await poll
+
+
+# --- a long poll whose caller went away ---------------------------------------------------
+
+
+async def test_a_long_poll_ends_empty_when_its_caller_goes_away(service: QueueService) -> None:
+    await service.create_queue(key("q"), {}, {})
+    departed = asyncio.Event()
+    poll = asyncio.create_task(service.receive(key("q"), wait_time=20, gone=departed.wait))
+    await until_taking(service, key("q"))
+    departed.set()
+    async with asyncio.timeout(PROMPTLY):
+        assert await poll == []
+    assert service.wakeups.waiting(key("q")) == 0
+    sent = await service.send(key("q"), MessageDraft("for somebody"))
+    [delivery] = await service.receive(key("q"))
+    assert (delivery.message.id, delivery.receive_count) == (sent.message_id, 1)
+
+
+async def test_a_message_handed_as_the_caller_goes_away_is_released(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    departed, noticed, stored = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def gone() -> None:
+        await departed.wait()
+        noticed.set()  # the poll is interrupted in this same step
+
+    poll = asyncio.create_task(
+        service.receive(key("q"), wait_time=20, visibility_timeout=600, gone=gone)
+    )
+    await until_taking(service, key("q"))
+    store_send = service.store.send
+
+    async def held_send(*args: Any, **kwargs: Any) -> Any:
+        await stored.wait()
+        return await store_send(*args, **kwargs)
+
+    service.store.send = held_send  # type: ignore[method-assign]
+    send = asyncio.create_task(service.send(key("q"), MessageDraft("orphan")))
+    while service.wakeups.takers(key("q")):
+        await asyncio.sleep(0)  # until the send has offered it to the poll
+    departed.set()
+    await noticed.wait()
+    stored.set()  # the message arrives, handed to a poll whose caller has gone
+    async with asyncio.timeout(PROMPTLY):
+        sent = await send
+        assert await poll == []
+        while not (again := await service.receive(key("q"))):
+            await asyncio.sleep(0)  # the release runs in the background
+    [delivery] = again
+    assert (delivery.message.id, delivery.receive_count) == (sent.message_id, 2)
+
+
+async def test_a_long_poll_that_finds_messages_does_not_watch_its_caller(
+    service: QueueService,
+) -> None:
+    await service.create_queue(key("q"), {}, {})
+    await service.send(key("q"), MessageDraft("waiting"))
+    asked: list[bool] = []
+
+    async def gone() -> None:
+        asked.append(True)
+        await asyncio.Event().wait()
+
+    [delivery] = await service.receive(key("q"), wait_time=20, gone=gone)
+    assert delivery.message.body == "waiting"
+    assert asked == []

@@ -83,3 +83,15 @@ def start_hopper(*options: str, log: Path) -> HopperProcess:
         )
     wait_until_healthy(process, url, log)
     return HopperProcess(process, url, log)
+
+
+def wait_for_metric(base: str, name: str, value: float, timeout: float = 10.0) -> None:
+    """Scrape the server at `base` until the unlabelled metric `name` reads `value`:
+    how a test sees another process reach a state (a long poll parked, or ended)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in httpx.get(f"{base}/metrics").text.splitlines():
+            if line.startswith(name + " ") and float(line.split()[1]) == value:
+                return
+        time.sleep(0.02)  # not there yet: look again shortly
+    pytest.fail(f"{name} never reached {value}")

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from .conftest import sqs_client, store_options
-from .processes import HopperProcess, start_hopper
+from .processes import HopperProcess, start_hopper, wait_for_metric
 
 # The exit bound: the long polls end at once and uvicorn's grace is 10 s, but a
 # shutdown with nothing slow in flight takes well under this.
@@ -41,7 +40,7 @@ def test_sigterm_answers_long_polls_finishes_requests_and_exits(server: HopperPr
         target=lambda: answers.append(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20))
     )
     poll.start()
-    _wait_for_metric(server.url, "hopper_long_polls_waiting", 1.0)
+    wait_for_metric(server.url, "hopper_long_polls_waiting", 1.0)
     # A request in progress: its headers are in, the app has asked for its body
     # (uvicorn's 100 Continue says so), and the body is still to come.
     late = _start_send(server.url, url, "sent during shutdown")
@@ -112,16 +111,6 @@ def test_json_logs_carry_the_request_id_sqs_returned(tmp_path: Path) -> None:
 
 
 # --- helpers ---------------------------------------------------------------------------
-
-
-def _wait_for_metric(base: str, name: str, value: float, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in httpx.get(f"{base}/metrics").text.splitlines():
-            if line.startswith(name + " ") and float(line.split()[1]) == value:
-                return
-        time.sleep(0.02)  # the poll has not parked yet: look again shortly
-    pytest.fail(f"{name} never reached {value}")
 
 
 def _start_send(base: str, queue_url: str, body: str) -> tuple[socket.socket, bytes]:

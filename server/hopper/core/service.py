@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -395,6 +395,7 @@ class QueueService:
         wait_time: float | None = None,
         adjustments: Adjustments | None = None,
         attempt_id: str | None = None,
+        gone: Callable[[], Awaitable[object]] | None = None,
     ) -> list[Delivery]:
         """ReceiveMessage. None means the queue's default. With a wait time, returns as
         soon as any message can be delivered, or empty at the deadline. A lease shorter
@@ -408,7 +409,11 @@ class QueueService:
         of the receive that used it again, with a fresh lease, while none of them was
         deleted, delivered again or had its visibility changed; once one was, the retry
         is a receive like any other. Raises InvalidParameter for an attempt id that is
-        not 1 to 128 alphanumerics and punctuation."""
+        not 1 to 128 alphanumerics and punctuation.
+
+        `gone`, when given, returns once the caller has gone away (its connection
+        closed): a long poll then ends at once with nothing, so messages sent later are
+        not handed to, nor claimed for, a receive nobody will read."""
         record = await self._recent_queue(key)
         _check_receive(max_messages, visibility_timeout, wait_time)
         attempt = attempt_id if key.is_fifo else None
@@ -423,7 +428,7 @@ class QueueService:
             if not deliveries and await self._in_flight_room(key) == 0:
                 raise OverLimit(_TOO_MANY_IN_FLIGHT)
             return deliveries
-        return await self._long_poll(key, config, max_messages, lease, wait, attempt)
+        return await self._long_poll(key, config, max_messages, lease, wait, attempt, gone)
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises
@@ -583,6 +588,7 @@ class QueueService:
         lease: float,
         wait: float,
         attempt_id: str | None = None,
+        gone: Callable[[], Awaitable[object]] | None = None,
     ) -> list[Delivery]:
         """Claim; if nothing came, sleep until a wake-up, the earliest visibility deadline,
         the fallback interval or the poll's own deadline, whichever is first; repeat.
@@ -596,7 +602,7 @@ class QueueService:
         try:
             with self.wakeups.watch(key, capacity=max_messages, lease=takes) as watch:
                 return await self._poll(
-                    watch, key, config, max_messages, lease, deadline, attempt_id
+                    watch, key, config, max_messages, lease, deadline, attempt_id, gone
                 )
         finally:
             left = [] if watch is None else watch.take()
@@ -612,6 +618,7 @@ class QueueService:
         lease: float,
         deadline: float,
         attempt_id: str | None,
+        gone: Callable[[], Awaitable[object]] | None,
     ) -> list[Delivery]:
         loop = asyncio.get_running_loop()
         # A queue just found empty, with no wake-up since, is not looked at again unless
@@ -622,28 +629,38 @@ class QueueService:
             and self.wakeups.known_empty(key)
             and not await self._deadline_passed(key)
         )
-        while True:
-            # Deadlines are looked up as of the claim: a lease that runs out between the
-            # claim and the look-up must still cut the pause short.
-            looked_at = self.clock.now()
-            if skip:
-                skip, deliveries = False, []
-            else:
-                stamp = self.wakeups.looking()
-                deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
-                if not deliveries:
-                    self.wakeups.found_nothing(key, stamp)
-            remaining = deadline - loop.time()
-            if deliveries or remaining <= 0 or self.draining:
-                return deliveries
-            pause = min(remaining, self.poll_fallback_seconds)
-            upcoming = await self._next_deadline(key, looked_at)
-            if upcoming is not None:
-                pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
-            await watch.wait(pause)
-            handed = watch.take()
-            if handed:
-                return handed
+        # Watching for the caller's departure costs a task: only a poll that sleeps pays.
+        departure: asyncio.Task[None] | None = None
+        try:
+            while True:
+                # Deadlines are looked up as of the claim: a lease that runs out between
+                # the claim and the look-up must still cut the pause short.
+                looked_at = self.clock.now()
+                if skip:
+                    skip, deliveries = False, []
+                else:
+                    stamp = self.wakeups.looking()
+                    deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
+                    if not deliveries:
+                        self.wakeups.found_nothing(key, stamp)
+                remaining = deadline - loop.time()
+                if deliveries or remaining <= 0 or self.draining:
+                    return deliveries
+                pause = min(remaining, self.poll_fallback_seconds)
+                upcoming = await self._next_deadline(key, looked_at)
+                if upcoming is not None:
+                    pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
+                if gone is not None and departure is None:
+                    departure = asyncio.create_task(_interrupt_when(gone, watch))
+                await watch.wait(pause)
+                if watch.interrupted:
+                    return []  # what was handed meanwhile is released by _long_poll
+                handed = watch.take()
+                if handed:
+                    return handed
+        finally:
+            if departure is not None:
+                departure.cancel()
 
     async def _enqueue(
         self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
@@ -736,6 +753,11 @@ def _page(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
     keys = keys[:size]
     token = pages.encode_token(keys[-1].name) if paged and more and keys else None
     return QueuePage(keys=keys, next_token=token)
+
+
+async def _interrupt_when(gone: Callable[[], Awaitable[object]], watch: Watch) -> None:
+    await gone()
+    watch.interrupt()
 
 
 def _check_receive(

@@ -54,6 +54,8 @@ class Watch:
         self.offered = 0
         self._handed: list[Delivery] = []
         self._gone = False
+        # The holder's caller went away: its wait ends and it takes nothing more.
+        self.interrupted = False
 
     def _wake(self) -> None:
         self._event.set()
@@ -62,6 +64,11 @@ class Watch:
     def idle(self) -> bool:
         """Waiting, and not yet woken: a wake-up given to it is sure to be acted on."""
         return self._waiting and not self._event.is_set() and not self.offered
+
+    def interrupt(self) -> None:
+        """End the holder's wait: whoever it waited for is gone."""
+        self.interrupted = True
+        self._wake()
 
     def hand(self, deliveries: list[Delivery]) -> bool:
         """Close this watch's offer: give it `deliveries` (none: the send failed) and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from hopper.core.model import QueueKey
@@ -26,3 +27,6 @@ class RequestContext:
     # Extension headers a handler adds to its successful answer (hopper's own, such as
     # x-hopper-visibility-floor); SDKs ignore headers they do not know.
     response_headers: dict[str, str] = field(default_factory=dict)
+    # Returns once the client has gone away (closed its connection); None where the
+    # transport cannot tell. A long poll ends on it rather than take messages for nobody.
+    gone: Callable[[], Awaitable[object]] | None = None

@@ -118,6 +118,7 @@ async def receive_message(
         wait_time=None if wait is None else float(wait),
         adjustments=adjusted,
         attempt_id=attempt_id,
+        gone=ctx.gone,
     )
     adjustments.tell(ctx, adjusted)
     if not deliveries:
