@@ -130,7 +130,7 @@ class SendResult:
     delivery: Delivery | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredMessage:
     """A message as it is kept: the send, plus what the store recorded about it."""
 

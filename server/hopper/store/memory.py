@@ -12,12 +12,14 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from hopper.core import fairness, handoff, limits
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     Delivery,
+    MessageAttribute,
     MoveTask,
     MoveTaskStatus,
     NewMessage,
@@ -35,8 +37,11 @@ from hopper.core.model import (
 )
 from hopper.store.base import WakeUp
 
+# Most messages carry no attributes: one shared, read-only empty map saves each a dict.
+_NO_ATTRIBUTES: Mapping[str, MessageAttribute] = MappingProxyType({})
 
-@dataclass
+
+@dataclass(slots=True)
 class _Message:
     stored: StoredMessage
     visible_at: float
@@ -266,7 +271,7 @@ class MemoryQueueStore:
         stored = StoredMessage(
             id=message.id,
             body=message.body,
-            attributes=dict(message.attributes),
+            attributes=dict(message.attributes) if message.attributes else _NO_ATTRIBUTES,
             trace_header=message.trace_header,
             sent_at=now,
             group_id=message.group_id,
