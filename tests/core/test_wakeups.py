@@ -312,3 +312,36 @@ async def test_a_watch_whose_holder_left_refuses_what_is_handed() -> None:
     assert wakeups.waiting(KEY) == 0
     assert watch.hand([_delivery()]) is False  # the sender's to release
     assert watch.take() == []
+
+
+async def test_a_departure_ends_the_wait_and_is_watched_only_while_the_watch_is_held() -> None:
+    wakeups = Wakeups()
+    departed, watching, stopped = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    calls = []
+
+    async def gone() -> None:
+        calls.append(True)
+        watching.set()
+        try:
+            await departed.wait()
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+
+    with wakeups.watch(KEY) as watch:
+        watch.interrupt_when(gone)
+        watch.interrupt_when(gone)  # one watcher however often asked
+        await watching.wait()
+        departed.set()
+        assert await watch.wait(20) is True
+        assert watch.interrupted
+    assert calls == [True]
+
+    departed.clear()
+    watching.clear()
+    with wakeups.watch(KEY) as watch:
+        watch.interrupt_when(gone)
+        await watching.wait()
+    async with asyncio.timeout(5):
+        await stopped.wait()
+    assert not watch.interrupted

@@ -629,38 +629,32 @@ class QueueService:
             and self.wakeups.known_empty(key)
             and not await self._deadline_passed(key)
         )
-        # Watching for the caller's departure costs a task: only a poll that sleeps pays.
-        departure: asyncio.Task[None] | None = None
-        try:
-            while True:
-                # Deadlines are looked up as of the claim: a lease that runs out between
-                # the claim and the look-up must still cut the pause short.
-                looked_at = self.clock.now()
-                if skip:
-                    skip, deliveries = False, []
-                else:
-                    stamp = self.wakeups.looking()
-                    deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
-                    if not deliveries:
-                        self.wakeups.found_nothing(key, stamp)
-                remaining = deadline - loop.time()
-                if deliveries or remaining <= 0 or self.draining:
-                    return deliveries
-                pause = min(remaining, self.poll_fallback_seconds)
-                upcoming = await self._next_deadline(key, looked_at)
-                if upcoming is not None:
-                    pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
-                if gone is not None and departure is None:
-                    departure = asyncio.create_task(_interrupt_when(gone, watch))
-                await watch.wait(pause)
-                if watch.interrupted:
-                    return []  # what was handed meanwhile is released by _long_poll
-                handed = watch.take()
-                if handed:
-                    return handed
-        finally:
-            if departure is not None:
-                departure.cancel()
+        while True:
+            # Deadlines are looked up as of the claim: a lease that runs out between the
+            # claim and the look-up must still cut the pause short.
+            looked_at = self.clock.now()
+            if skip:
+                skip, deliveries = False, []
+            else:
+                stamp = self.wakeups.looking()
+                deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
+                if not deliveries:
+                    self.wakeups.found_nothing(key, stamp)
+            remaining = deadline - loop.time()
+            if deliveries or remaining <= 0 or self.draining:
+                return deliveries
+            pause = min(remaining, self.poll_fallback_seconds)
+            upcoming = await self._next_deadline(key, looked_at)
+            if upcoming is not None:
+                pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
+            if gone is not None:
+                watch.interrupt_when(gone)  # only a poll that sleeps pays for watching
+            await watch.wait(pause)
+            if watch.interrupted:
+                return []  # what was handed meanwhile is released by _long_poll
+            handed = watch.take()
+            if handed:
+                return handed
 
     async def _enqueue(
         self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
@@ -753,11 +747,6 @@ def _page(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
     keys = keys[:size]
     token = pages.encode_token(keys[-1].name) if paged and more and keys else None
     return QueuePage(keys=keys, next_token=token)
-
-
-async def _interrupt_when(gone: Callable[[], Awaitable[object]], watch: Watch) -> None:
-    await gone()
-    watch.interrupt()
 
 
 def _check_receive(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
 from hopper.core.model import Delivery, QueueKey
@@ -56,6 +56,7 @@ class Watch:
         self._gone = False
         # The holder's caller went away: its wait ends and it takes nothing more.
         self.interrupted = False
+        self._departure: asyncio.Task[None] | None = None
 
     def _wake(self) -> None:
         self._event.set()
@@ -65,8 +66,14 @@ class Watch:
         """Waiting, and not yet woken: a wake-up given to it is sure to be acted on."""
         return self._waiting and not self._event.is_set() and not self.offered
 
-    def interrupt(self) -> None:
-        """End the holder's wait: whoever it waited for is gone."""
+    def interrupt_when(self, gone: Callable[[], Awaitable[object]]) -> None:
+        """End the holder's wait, now or in any later one, once `gone` returns (whoever
+        it waits for went away). Watched from the first call until the watch is left."""
+        if self._departure is None:
+            self._departure = asyncio.create_task(self._interrupt_when(gone))
+
+    async def _interrupt_when(self, gone: Callable[[], Awaitable[object]]) -> None:
+        await gone()
         self.interrupted = True
         self._wake()
 
@@ -240,6 +247,8 @@ class Wakeups:
             if not watches and self._watches.get(key) is watches:
                 del self._watches[key]
             watch._gone = True
+            if watch._departure is not None:
+                watch._departure.cancel()
             if watch._promised:
                 # Woken and gone without looking (a client that hung up): its messages
                 # go to the others.
