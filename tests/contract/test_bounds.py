@@ -67,6 +67,19 @@ async def test_in_flight_and_delayed_messages_count_towards_the_depth(
         await service.send(key("q"), MessageDraft("one too many"))
 
 
+async def test_messages_past_retention_leave_room_under_the_ceiling(
+    service: QueueService, clock: FakeClock
+) -> None:
+    await service.create_queue(
+        key("q"), {"maximum_depth": 2, "message_retention_period": 60}, {}
+    )
+    await _fill(service, 2)
+    clock.advance(61)
+    results = await service.send_batch(key("q"), [MessageDraft(str(i)) for i in range(3)])
+    assert [type(result) for result in results] == [SendResult, SendResult, OverLimit]
+    assert await _depth(service) == 2
+
+
 async def test_deleting_a_message_makes_room_for_one_more_send(service: QueueService) -> None:
     await service.create_queue(key("q"), {"maximum_depth": 1}, {})
     await service.send(key("q"), MessageDraft("first"))

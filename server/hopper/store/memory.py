@@ -116,6 +116,16 @@ def _visible(queue: _Queue, now: float) -> Iterator[_Message]:
             yield message
 
 
+def _room(queue: _Queue, max_depth: int, wanted: int, now: float) -> int:
+    """How many more messages the queue takes under its depth ceiling. What it holds
+    counts expired messages not yet dropped; dropping them walks the whole queue, so
+    that is done only when the count says the ceiling is near."""
+    depth = len(queue.messages)
+    if depth + wanted > max_depth:
+        depth = len(queue.live(now))
+    return max(max_depth - depth, 0)
+
+
 def _delivery(message: _Message) -> Delivery:
     return Delivery(
         message=message.stored,
@@ -242,7 +252,7 @@ class MemoryQueueStore:
         handoff.check_leases(key, messages, max_depth)
         queue = self._queue(key)
         at = self._now(now)
-        room = len(messages) if max_depth is None else max(max_depth - len(queue.live(at)), 0)
+        room = len(messages) if max_depth is None else _room(queue, max_depth, len(messages), at)
         # Nothing below can fail, so the batch is all or none.
         return [
             self._enqueue(queue, message, at)
