@@ -9,12 +9,12 @@ from starlette.applications import Starlette
 
 from hopper.auth.gate import from_settings
 from hopper.core.service import QueueService
+from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
 from hopper.http import AsgiApp, Handler, front, routes
 from hopper.observability.metrics import Recorder
 from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
-from hopper.store.base import QueueStore
 
 
 def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> AsgiApp:

@@ -8,7 +8,7 @@ import pytest
 
 from hopper.core.clock import FakeClock
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .stores import STORES
 

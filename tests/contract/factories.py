@@ -21,7 +21,7 @@ from hopper.core.model import (
     ReceiptResult,
     VisibilityChange,
 )
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 ACCOUNT = "000000000000"
 

@@ -14,7 +14,7 @@ import pytest
 
 from hopper.core.clock import Clock
 from hopper.core.model import QueueKey
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 from hopper.store.memory import MemoryQueueStore
 from postgres.stores import postgres_store
 

@@ -7,7 +7,7 @@ import pytest
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import NewMessage, ReceiptOutcome
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import attributes, delete, make_queue, message, receive, receive_one
 

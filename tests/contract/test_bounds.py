@@ -14,7 +14,7 @@ from hopper.core.clock import FakeClock
 from hopper.core.errors import InvalidParameter, OverLimit
 from hopper.core.model import MessageDraft, SendResult, VisibilityChange
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import key
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import DeadLetterRule, ReceiptOutcome
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import (
     attributes,

@@ -6,7 +6,7 @@ import asyncio
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import QueueStats
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import (
     attributes,

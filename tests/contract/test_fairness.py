@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import Delivery, NewMessage, QueueKey
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import delete, make_queue, message, receive
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hopper.core.clock import FakeClock
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import change, delete, fifo_message, make_queue, receive, receive_one, send
 

@@ -7,7 +7,7 @@ from hopper.core.clock import FakeClock
 from hopper.core.model import MoveTaskStatus, NewMessage, QueueKey
 from hopper.core.move_tasks import MoveTasks
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import delete, fifo_message, make_dead_letter_pair, make_queue, receive, send
 

@@ -16,7 +16,7 @@ from hopper.core.errors import InvalidParameter, InvalidParameterRule, ResourceN
 from hopper.core.model import DeadLetterRule, MoveTask, MoveTaskStatus, NewMessage, QueueKey
 from hopper.core.move_tasks import LEASE_SECONDS, NO_SUCH_QUEUE, MoveTasks
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import attributes, key, make_dead_letter_pair, make_queue, message, receive, send
 

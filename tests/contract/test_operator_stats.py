@@ -7,7 +7,7 @@ from __future__ import annotations
 from hopper.core.clock import FakeClock
 from hopper.core.model import DeadLetterRule
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import (
     change,

@@ -10,7 +10,7 @@ import pytest
 from hopper.core.clock import FakeClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import ReceiptOutcome
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import (
     attributes,

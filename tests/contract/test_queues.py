@@ -7,7 +7,7 @@ import pytest
 from hopper.core.clock import FakeClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import DeadLetterRule, QueueKey
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import config, key, make_queue, message, receive, send
 

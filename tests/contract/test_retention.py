@@ -9,7 +9,7 @@ from hopper.core.clock import FakeClock
 from hopper.core.errors import MessageNotAvailable
 from hopper.core.model import DeadLetterRule, VisibilityChange
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import change, delete, make_queue, message, receive, receive_one, send
 

@@ -26,7 +26,7 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import key
 

@@ -16,7 +16,7 @@ from hopper.core.errors import (
 )
 from hopper.core.model import DeadLetterRule, MessageDraft
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 from .factories import ACCOUNT, key
 

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from hopper.core.clock import Clock
 from hopper.core.model import QueueKey
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 from hopper.store.postgres import PostgresQueueStore
 
 from .databases import SCHEMA, fresh_database

@@ -24,7 +24,7 @@ from hopper.core.errors import (
     ResourceNotFound,
 )
 from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 # How long a runner's claim on a task lasts without a report.
 LEASE_SECONDS = 30.0

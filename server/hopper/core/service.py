@@ -63,8 +63,8 @@ from hopper.core.model import (
 )
 from hopper.core.move_tasks import MoveTasks
 from hopper.core.recent import RecentQueues
+from hopper.core.store import QueueStore
 from hopper.core.wakeups import Wakeups, Watch
-from hopper.store.base import QueueStore
 
 # A long poll never sleeps less than this between looks, so a store clock that runs a
 # little behind ours cannot turn the loop into a busy wait.

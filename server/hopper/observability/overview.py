@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import QueueKey, QueueRecord, QueueStats
 from hopper.core.service import QueueService
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 
 _PAGE = 1000
 

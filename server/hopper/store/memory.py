@@ -35,7 +35,7 @@ from hopper.core.model import (
     StoredMessage,
     VisibilityChange,
 )
-from hopper.store.base import WakeUp
+from hopper.core.store import WakeUp
 
 # Most messages carry no attributes: one shared, read-only empty map saves each a dict.
 _NO_ATTRIBUTES: Mapping[str, MessageAttribute] = MappingProxyType({})

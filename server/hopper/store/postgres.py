@@ -35,7 +35,7 @@ from hopper.core.model import (
     SendResult,
     VisibilityChange,
 )
-from hopper.store.base import WakeUp
+from hopper.core.store import WakeUp
 from hopper.store.coalesce import Coalescer
 from hopper.store.listener import Listener
 from hopper.store.rows import (

@@ -1,5 +1,10 @@
 """The store seam: the one interface every backend implements.
 
+The core owns it (the core calls it; stores plug into it), so the core imports no store
+and a new store needs nothing but this module and `hopper.core`. The data types the
+stores exchange with the core are defined in `hopper.core.model` (the wire layer speaks
+them too) and are re-exported here, so a store can take its whole vocabulary from here.
+
 Each method is one intent, decided atomically inside the store (claim, redrive,
 group locking, token issue). Every method takes `now` (epoch seconds, or None for the
 store's own clock: the database clock for Postgres) so the contract suite can run
@@ -26,10 +31,30 @@ from hopper.core.model import (
     QueueRecord,
     QueueStats,
     Receipt,
+    ReceiptOutcome,
     ReceiptResult,
     SendResult,
     VisibilityChange,
 )
+
+__all__ = [
+    "Delivery",
+    "MoveTask",
+    "MoveTaskStatus",
+    "NewMessage",
+    "PeekedMessage",
+    "QueueConfig",
+    "QueueKey",
+    "QueueRecord",
+    "QueueStats",
+    "QueueStore",
+    "Receipt",
+    "ReceiptOutcome",
+    "ReceiptResult",
+    "SendResult",
+    "VisibilityChange",
+    "WakeUp",
+]
 
 # (queue, how many messages became receivable; None: every waiter should look again)
 WakeUp = Callable[[QueueKey, int | None], None]
