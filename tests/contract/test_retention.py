@@ -93,7 +93,7 @@ async def test_a_stale_receipt_after_the_sweep_behaves_as_for_a_deleted_message(
 async def test_housekeeping_sweeps_in_rounds_until_nothing_expired_is_left(
     service: QueueService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("hopper.core.service.SWEEP_BATCH", 2)
+    monkeypatch.setattr("hopper.core.housekeeping.SWEEP_BATCH", 2)
     queue = await make_queue(service.store, clock, message_retention_period=RETENTION)
     await send(service.store, clock, queue, *[message() for _ in range(5)])
     clock.advance(RETENTION)

@@ -11,6 +11,7 @@ import binascii
 
 from hopper.core import limits
 from hopper.core.errors import InvalidParameter
+from hopper.core.model import QueueKey, QueuePage
 
 _PREFIX = "hopper:"
 
@@ -44,3 +45,12 @@ def decode_token(token: str | None) -> str | None:
     if not text.startswith(_PREFIX):
         raise InvalidParameter("NextToken", token, "Invalid NextToken value.")
     return text[len(_PREFIX):]
+
+
+def page_of(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
+    """One page of `keys` (fetched with one more than `size` to know if more exist).
+    Without MaxResults, SQS returns up to 1000 queues and never a token."""
+    more = len(keys) > size
+    keys = keys[:size]
+    token = encode_token(keys[-1].name) if paged and more and keys else None
+    return QueuePage(keys=keys, next_token=token)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hopper.core import fifo as fifo_rules
-from hopper.core import limits
+from hopper.core import limits, redrive_allow
 from hopper.core.errors import (
     InvalidAttributeName,
     InvalidAttributeValue,
@@ -21,6 +21,7 @@ from hopper.core.errors import (
     QueueNameTaken,
 )
 from hopper.core.model import QueueConfig, QueueKey, QueueRecord
+from hopper.core.store import QueueStore
 
 _STANDARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
 # The .fifo suffix counts towards the 80 characters.
@@ -126,4 +127,25 @@ def check_tags(tags: Mapping[str, str], *, existing: Mapping[str, str] | None = 
             "Tags",
             str(len(tags)),
             f"Too many tags added for queue. The limit is {limits.MAX_TAGS_PER_QUEUE}.",
+        )
+
+
+async def check_dead_letter(store: QueueStore, source: QueueKey, config: QueueConfig) -> None:
+    """A dead-letter target exists, is of the source's type (FIFO or standard), and
+    its RedriveAllowPolicy lets `source` name it."""
+    rule = config.dead_letter
+    if rule is None:
+        return
+    target = await store.get_queue(rule.target)
+    if target is None:
+        raise InvalidAttributeValue("dead_letter", "Dead letter target does not exist.")
+    if target.config.fifo != config.fifo:
+        raise InvalidAttributeValue(
+            "dead_letter", "Dead-letter queue must be same type of queue as the source."
+        )
+    if not redrive_allow.permits(target.config.extra.get(redrive_allow.ATTRIBUTE), source):
+        raise InvalidAttributeValue(
+            "dead_letter",
+            f"Queue {source.name} is not allowed to use {rule.target.name} as its "
+            "dead-letter queue: the RedriveAllowPolicy of the dead-letter queue denies it.",
         )

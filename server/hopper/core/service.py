@@ -10,40 +10,34 @@ Batch methods return one entry per input, in input order: a value for success or
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from hopper.core import (
     fifo,
-    handoff,
     limits,
     messages,
+    outcomes,
     pages,
     permissions,
     queues,
-    redrive_allow,
 )
 from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
-from hopper.core.deadlines import NextDeadlines
 from hopper.core.errors import (
     BatchTooLong,
-    InvalidAttributeValue,
     InvalidParameter,
-    MessageNotAvailable,
     OverLimit,
     PurgeInProgress,
     QueueDeletedRecently,
     QueueError,
     QueueNotFound,
-    ReceiptExpired,
-    StaleReceipt,
 )
 from hopper.core.events import Events, NoEvents
+from hopper.core.housekeeping import Housekeeping
 from hopper.core.ids import new_id
+from hopper.core.long_poll import LongPolls
 from hopper.core.model import (
     Delivery,
     MessageDraft,
@@ -64,15 +58,8 @@ from hopper.core.model import (
 from hopper.core.move_tasks import MoveTasks
 from hopper.core.recent import RecentQueues
 from hopper.core.store import QueueStore
-from hopper.core.wakeups import Wakeups, Watch
+from hopper.core.wakeups import Wakeups
 
-# A long poll never sleeps less than this between looks, so a store clock that runs a
-# little behind ours cannot turn the loop into a busy wait.
-_MIN_PAUSE = 0.005
-# The retention sweeper: messages per store call, and calls per round at most (a round
-# never holds the store for long; what is left waits for the next round).
-SWEEP_BATCH = 500
-SWEEP_ROUNDS = 20
 # The most messages one peek returns (an operator reads them; nobody reads thousands).
 MAX_PEEK = 100
 
@@ -103,62 +90,43 @@ class QueueService:
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
         self._recent = RecentQueues()
-        self._deadlines = NextDeadlines()
         self.enforce_timing_rules = enforce_timing_rules
-        self.poll_fallback_seconds = poll_fallback_seconds
-        self.housekeeping_seconds = housekeeping_seconds
         self.move_tasks = MoveTasks(store, self.clock, self.wakeups.notify)
         self.in_flight = InFlightGauge(max_in_flight, self.clock)
         self.visibility_floor = visibility_floor
         self.events: Events = events or NoEvents()
-        self._housekeeper: asyncio.Task[None] | None = None
-        self._releases: set[asyncio.Task[None]] = set()
-        # Set by drain(): long polls answer at once instead of waiting.
-        self.draining = False
+        self._polls = LongPolls(
+            store, self.clock, self.wakeups, self.in_flight, self.events,
+            poll_fallback_seconds=poll_fallback_seconds, release=self._release,
+        )
+        self._housekeeping = Housekeeping(
+            store, self.clock, self.move_tasks, period=housekeeping_seconds
+        )
 
     async def start(self) -> None:
         """Start the store, wiring its cross-process wake-ups to the local registry, and
         the background housekeeping round."""
         await self.store.start(self.wakeups.notify)
-        self._housekeeper = asyncio.create_task(self._housekeeping(), name="hopper-housekeeping")
+        self._housekeeping.start()
 
     async def close(self) -> None:
         """Stop the background work (move tasks stay recorded and resume later), then
         the store."""
-        housekeeper, self._housekeeper = self._housekeeper, None
-        if housekeeper is not None:
-            housekeeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await housekeeper
+        await self._housekeeping.stop()
         await self.move_tasks.close()
-        await asyncio.gather(*self._releases, return_exceptions=True)
+        await self._polls.close()
         await self.store.close()
 
     def drain(self) -> None:
         """The server is shutting down: every long poll, waiting or yet to come, answers
         with what it has (usually nothing) instead of holding its request open, so the
         in-flight requests can finish and the process exit. Idempotent."""
-        self.draining = True
-        self.wakeups.notify_all()
+        self._polls.drain()
 
     async def housekeep(self) -> int:
         """One housekeeping round: sweep expired messages (bounded batches) and take over
         move tasks whose runner stopped. Returns how many messages were swept."""
-        swept = 0
-        for _ in range(SWEEP_ROUNDS):
-            batch = await self.store.sweep_expired(limit=SWEEP_BATCH, now=self.clock.now())
-            swept += batch
-            if batch < SWEEP_BATCH:
-                break
-        await self.move_tasks.resume_orphans()
-        return swept
-
-    async def _housekeeping(self) -> None:
-        while True:
-            # The store may be down for now: the next round tries again.
-            with contextlib.suppress(QueueError):
-                await self.housekeep()
-            await asyncio.sleep(self.housekeeping_seconds)
+        return await self._housekeeping.round()
 
     # --- queues ---------------------------------------------------------------------
 
@@ -189,7 +157,7 @@ class QueueService:
             queues.check_same(existing, settings)
             return existing
         await self._check_recreate(key)
-        await self._check_dead_letter(key, config)
+        await queues.check_dead_letter(self.store, key, config)
         record, created = await self.store.create_queue(key, config, tags, now=self.clock.now())
         if not created:
             # Lost a race with another creator: the same comparison as above applies.
@@ -218,7 +186,7 @@ class QueueService:
         after = pages.decode_token(next_token)
         records = await self.store.list_queues(account, prefix=prefix, after=after, limit=size + 1)
         keys = [record.key for record in records]
-        return _page(keys, size, paged=max_results is not None)
+        return pages.page_of(keys, size, paged=max_results is not None)
 
     async def delete_queue(self, key: QueueKey) -> None:
         self._recent.forget(key)
@@ -245,7 +213,7 @@ class QueueService:
         record = await self.get_queue(key)
         config = queues.changed_config(record.config, settings)
         if "dead_letter" in settings:
-            await self._check_dead_letter(key, config)
+            await queues.check_dead_letter(self.store, key, config)
         self._recent.forget(key)
         await self.store.update_queue(key, config, now=self.clock.now())
         # A shorter delay or a new rule may make messages receivable sooner.
@@ -269,7 +237,7 @@ class QueueService:
         await self.get_queue(key)
         sources = await self.store.dead_letter_sources(key)
         keys = [source for source in sources if after is None or source.name > after]
-        return _page(keys, size, paged=max_results is not None)
+        return pages.page_of(keys, size, paged=max_results is not None)
 
     async def dead_letter_depth(self, key: QueueKey) -> int | None:
         """How many messages the queue's dead-letter target holds (all of them: visible,
@@ -345,10 +313,9 @@ class QueueService:
         maximum_depth of messages)."""
         record = await self._recent_queue(key)
         message = messages.prepare(draft, record.config, new_id())
-        [result] = await self._enqueue(key, [message], record.config.maximum_depth)
+        [result] = await self._polls.enqueue(key, [message], record.config.maximum_depth)
         if result.refused:
-            raise _queue_full(key, record.config)
-        self._wake_for([message], [result], key)
+            raise outcomes.queue_full(key, record.config)
         self.events.sent(key, 0 if result.duplicate else 1)
         return result
 
@@ -368,22 +335,21 @@ class QueueService:
             raise BatchTooLong(total, limits.MAX_MESSAGE_SIZE)
         record = await self._recent_queue(key)
         messages.check_batch(drafts, record.config)
-        outcomes: list[NewMessage | QueueError] = []
+        entries: list[NewMessage | QueueError] = []
         for draft in drafts:
             try:
-                outcomes.append(messages.prepare(draft, record.config, new_id()))
+                entries.append(messages.prepare(draft, record.config, new_id()))
             except QueueError as error:
-                outcomes.append(error)
-        valid = [outcome for outcome in outcomes if isinstance(outcome, NewMessage)]
+                entries.append(error)
+        valid = [entry for entry in entries if isinstance(entry, NewMessage)]
         depth = record.config.maximum_depth
-        sent = await self._enqueue(key, valid, depth) if valid else []
-        self._wake_for(valid, sent, key)
+        sent = await self._polls.enqueue(key, valid, depth) if valid else []
         self.events.sent(key, sum(not (r.duplicate or r.refused) for r in sent))
-        full = _queue_full(key, record.config)
+        full = outcomes.queue_full(key, record.config)
         results = iter(sent)
         return [
-            _refused_as(full, next(results)) if isinstance(outcome, NewMessage) else outcome
-            for outcome in outcomes
+            outcomes.refused_as(full, next(results)) if isinstance(outcome, NewMessage) else outcome
+            for outcome in entries
         ]
 
     async def receive(
@@ -415,7 +381,7 @@ class QueueService:
         closed): a long poll then ends at once with nothing, so messages sent later are
         not handed to, nor claimed for, a receive nobody will read."""
         record = await self._recent_queue(key)
-        _check_receive(max_messages, visibility_timeout, wait_time)
+        outcomes.check_receive(max_messages, visibility_timeout, wait_time)
         attempt = attempt_id if key.is_fifo else None
         if attempt is not None:
             fifo.check_attempt_id(attempt)
@@ -424,11 +390,11 @@ class QueueService:
         lease = floored(lease, self.visibility_floor, adjustments)
         wait = config.receive_message_wait_time_seconds if wait_time is None else wait_time
         if wait <= 0:
-            deliveries = await self._claim(key, config, max_messages, lease, attempt)
-            if not deliveries and await self._in_flight_room(key) == 0:
-                raise OverLimit(_TOO_MANY_IN_FLIGHT)
+            deliveries = await self._polls.claim(key, config, max_messages, lease, attempt)
+            if not deliveries and await self._polls.in_flight_room(key) == 0:
+                raise OverLimit(outcomes.TOO_MANY_IN_FLIGHT)
             return deliveries
-        return await self._long_poll(key, config, max_messages, lease, wait, attempt, gone)
+        return await self._polls.wait(key, config, max_messages, lease, wait, attempt, gone)
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises
@@ -450,7 +416,7 @@ class QueueService:
             # Deleting a FIFO message unlocks its group: the next one may be receivable.
             self.wakeups.notify(key)
         pairs = zip(receipts, results, strict=True)
-        return [_delete_error(receipt, result) for receipt, result in pairs]
+        return [outcomes.delete_error(receipt, result) for receipt, result in pairs]
 
     async def change_visibility(
         self, key: QueueKey, change: VisibilityChange, adjustments: Adjustments | None = None
@@ -471,15 +437,15 @@ class QueueService:
         changes: Sequence[VisibilityChange],
         adjustments: Adjustments | None = None,
     ) -> list[None | QueueError]:
-        outcomes: list[VisibilityChange | QueueError] = []
+        entries: list[VisibilityChange | QueueError] = []
         for change in changes:
             try:
-                _check_visibility_timeout(change.timeout)
+                outcomes.check_visibility_timeout(change.timeout)
                 timeout = floored(change.timeout, self.visibility_floor, adjustments)
-                outcomes.append(replace(change, timeout=timeout))
+                entries.append(replace(change, timeout=timeout))
             except QueueError as error:
-                outcomes.append(error)
-        valid = [outcome for outcome in outcomes if isinstance(outcome, VisibilityChange)]
+                entries.append(error)
+        valid = [entry for entry in entries if isinstance(entry, VisibilityChange)]
         results = iter(
             await self.store.change_visibility(
                 key,
@@ -491,14 +457,12 @@ class QueueService:
             if valid
             else await self._no_changes(key)
         )
-        # Deadlines moved: a waiter may now find a message sooner than it planned.
-        self._deadlines.forget(key)
-        self.wakeups.notify(key)
+        self._polls.leases_changed(key)
         return [
-            _visibility_error(outcome, next(results))
+            outcomes.visibility_error(outcome, next(results))
             if isinstance(outcome, VisibilityChange)
             else outcome
-            for outcome in outcomes
+            for outcome in entries
         ]
 
     async def purge(self, key: QueueKey) -> None:
@@ -521,304 +485,13 @@ class QueueService:
         if deleted is not None and self.clock.time() - deleted < limits.QUEUE_RECREATE_SECONDS:
             raise QueueDeletedRecently(key)
 
-    async def _check_dead_letter(self, source: QueueKey, config: QueueConfig) -> None:
-        """A dead-letter target exists, is of the source's type (FIFO or standard), and
-        its RedriveAllowPolicy lets `source` name it."""
-        rule = config.dead_letter
-        if rule is None:
-            return
-        target = await self.store.get_queue(rule.target)
-        if target is None:
-            raise InvalidAttributeValue("dead_letter", "Dead letter target does not exist.")
-        if target.config.fifo != config.fifo:
-            raise InvalidAttributeValue(
-                "dead_letter", "Dead-letter queue must be same type of queue as the source."
-            )
-        if not redrive_allow.permits(target.config.extra.get(redrive_allow.ATTRIBUTE), source):
-            raise InvalidAttributeValue(
-                "dead_letter",
-                f"Queue {source.name} is not allowed to use {rule.target.name} as its "
-                "dead-letter queue: the RedriveAllowPolicy of the dead-letter queue denies it.",
-            )
-
-    # --- receiving ------------------------------------------------------------------
-
-    async def _claim(
-        self,
-        key: QueueKey,
-        config: QueueConfig,
-        max_messages: int,
-        lease: float,
-        attempt_id: str | None = None,
-    ) -> list[Delivery]:
-        """Claim up to max_messages, fewer when the in-flight limit leaves less room
-        (none at all at the limit)."""
-        room = await self._in_flight_room(key)
-        if room == 0:
-            return []
-        deliveries = await self.store.receive(
-            key, max_messages=min(max_messages, room), visibility_timeout=lease,
-            now=self.clock.now(), attempt_id=attempt_id,
-        )
-        self.in_flight.claimed(key, len(deliveries))
-        self.events.received(key, deliveries)
-        if deliveries:
-            self._deadlines.lower(key, min(d.visible_at for d in deliveries))
-        if config.dead_letter is not None:
-            # The claim may have moved messages there: a hint for its waiters.
-            self.wakeups.notify(config.dead_letter.target)
-        return deliveries
-
-    async def _in_flight_room(self, key: QueueKey) -> int:
-        """How many more messages may go in flight: AWS's limit applies to standard
-        queues only (a FIFO queue at its own limit answers no error, just nothing)."""
-        if key.is_fifo:
-            return limits.MAX_RECEIVE_MESSAGES
-
-        async def measure() -> int:
-            return (await self.store.stats(key, now=self.clock.now())).in_flight
-
-        return await self.in_flight.room(key, measure)
-
-    async def _long_poll(
-        self,
-        key: QueueKey,
-        config: QueueConfig,
-        max_messages: int,
-        lease: float,
-        wait: float,
-        attempt_id: str | None = None,
-        gone: Callable[[], Awaitable[object]] | None = None,
-    ) -> list[Delivery]:
-        """Claim; if nothing came, sleep until a wake-up, the earliest visibility deadline,
-        the fallback interval or the poll's own deadline, whichever is first; repeat.
-        The watch is held across the loop so a send between two looks is not missed.
-        A standard queue's long poll also takes messages sent in this process while it
-        sleeps, handed to it as they arrive (core/handoff.py); a FIFO one always looks,
-        for group order and receive attempts."""
-        deadline = asyncio.get_running_loop().time() + wait
-        takes = None if key.is_fifo else lease
-        watch: Watch | None = None
-        try:
-            with self.wakeups.watch(key, capacity=max_messages, lease=takes) as watch:
-                return await self._poll(
-                    watch, key, config, max_messages, lease, deadline, attempt_id, gone
-                )
-        finally:
-            left = [] if watch is None else watch.take()
-            if left:  # handed over as this poll was cancelled: nobody will answer with them
-                self._release_later(key, left)
-
-    async def _poll(
-        self,
-        watch: Watch,
-        key: QueueKey,
-        config: QueueConfig,
-        max_messages: int,
-        lease: float,
-        deadline: float,
-        attempt_id: str | None,
-        gone: Callable[[], Awaitable[object]] | None,
-    ) -> list[Delivery]:
-        loop = asyncio.get_running_loop()
-        # A queue just found empty, with no wake-up since, is not looked at again unless
-        # a deadline of it has passed (see core/wakeups.py). A retried attempt id always
-        # looks: its replay is no new message and announces none.
-        skip = (
-            attempt_id is None
-            and self.wakeups.known_empty(key)
-            and not await self._deadline_passed(key)
-        )
-        while True:
-            # Deadlines are looked up as of the claim: a lease that runs out between the
-            # claim and the look-up must still cut the pause short.
-            looked_at = self.clock.now()
-            if skip:
-                skip, deliveries = False, []
-            else:
-                stamp = self.wakeups.looking()
-                deliveries = await self._claim(key, config, max_messages, lease, attempt_id)
-                if not deliveries:
-                    self.wakeups.found_nothing(key, stamp)
-            remaining = deadline - loop.time()
-            if deliveries or remaining <= 0 or self.draining:
-                return deliveries
-            pause = min(remaining, self.poll_fallback_seconds)
-            upcoming = await self._next_deadline(key, looked_at)
-            if upcoming is not None:
-                pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
-            if gone is not None:
-                watch.interrupt_when(gone)  # only a poll that sleeps pays for watching
-            await watch.wait(pause)
-            if watch.interrupted:
-                return []  # what was handed meanwhile is released by _long_poll
-            handed = watch.take()
-            if handed:
-                return handed
-
-    async def _enqueue(
-        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
-    ) -> list[SendResult]:
-        """store.send, with what qualifies handed to idle long polls of this process on
-        the way (core/handoff.py)."""
-        offers: list[tuple[Watch, int]] = []
-        if self.wakeups.takers(key) and handoff.takes_leases(key, sent, max_depth):
-            count = sum(handoff.qualifies(message) for message in sent)
-            if count:
-                room = await self._in_flight_room(key)
-                offers = self.wakeups.offer(key, min(count, room))
-        if not offers:
-            return await self.store.send(key, sent, now=self.clock.now(), max_depth=max_depth)
-        leased, owners = handoff.lease_offered(sent, offers)
-        try:
-            results = await self.store.send(key, leased, now=self.clock.now(), max_depth=max_depth)
-        except BaseException:
-            for watch, _ in offers:
-                watch.hand([])
-            raise
-        handed = [
-            (owner, result.delivery)
-            for owner, result in zip(owners, results, strict=True)
-            if owner is not None and result.delivery is not None
-        ]
-        deliveries = [delivery for _, delivery in handed]
-        self.in_flight.claimed(key, len(deliveries))
-        self.events.received(key, deliveries)
-        if deliveries:
-            self._deadlines.lower(key, min(d.visible_at for d in deliveries))
-        for watch, _ in offers:
-            mine = [delivery for owner, delivery in handed if owner is watch]
-            if not watch.hand(mine):
-                self._release_later(key, mine)
-        return results
-
-    def _release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
-        """Make deliveries nobody will answer with visible again, in the background."""
-        task = asyncio.create_task(self._release(key, deliveries), name="hopper-release")
-        self._releases.add(task)
-        task.add_done_callback(self._releases.discard)
-
     async def _release(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        """Make deliveries nobody will answer with visible again (the long-poll engine's
+        hand-offs that found nobody)."""
         changes = [VisibilityChange(d.receipt, 0.0) for d in deliveries]
-        with contextlib.suppress(QueueError):  # gone or deleted meanwhile: nothing to do
-            await self.change_visibility_batch(key, changes)
-
-    async def _deadline_passed(self, key: QueueKey) -> bool:
-        upcoming = await self._next_deadline(key, self.clock.now())
-        return upcoming is not None and upcoming <= self.clock.time()
-
-    async def _next_deadline(self, key: QueueKey, looked_at: float | None) -> float | None:
-        """The queue's next visibility deadline, shared by this process's long polls
-        for a moment (core/deadlines.py)."""
-        known, deadline = self._deadlines.get(key, self.clock.time())
-        if not known:
-            deadline = await self.store.next_visible_at(key, now=looked_at)
-            self._deadlines.put(key, deadline)
-        return deadline
-
-    def _wake_for(
-        self, sent: Sequence[NewMessage], results: Sequence[SendResult], key: QueueKey
-    ) -> None:
-        """Wake as many local waiters as the send made messages receivable right away;
-        a delayed message's deadline is one the waiters should sleep until at most."""
-        enqueued = [
-            message
-            for message, result in zip(sent, results, strict=True)
-            if not (result.duplicate or result.refused or result.delivery is not None)
-        ]
-        receivable = sum(message.delay <= 0 for message in enqueued)
-        delays = [message.delay for message in enqueued if message.delay > 0]
-        if delays:
-            self._deadlines.lower(key, self.clock.time() + min(delays))
-        if receivable:
-            self.wakeups.notify(key, receivable)
+        await self.change_visibility_batch(key, changes)
 
     async def _no_changes(self, key: QueueKey) -> list[ReceiptResult]:
         # Every entry was invalid: the queue must still exist for the call to succeed.
         await self.get_queue(key)
         return []
-
-
-
-def _page(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
-    """One page of `keys` (fetched with one more than `size` to know if more exist).
-    Without MaxResults, SQS returns up to 1000 queues and never a token."""
-    more = len(keys) > size
-    keys = keys[:size]
-    token = pages.encode_token(keys[-1].name) if paged and more and keys else None
-    return QueuePage(keys=keys, next_token=token)
-
-
-def _check_receive(
-    max_messages: int, visibility_timeout: float | None, wait_time: float | None
-) -> None:
-    if not 1 <= max_messages <= limits.MAX_RECEIVE_MESSAGES:
-        raise InvalidParameter(
-            "MaxNumberOfMessages",
-            messages.number_text(max_messages),
-            f"Must be between 1 and {limits.MAX_RECEIVE_MESSAGES}, if provided.",
-        )
-    if visibility_timeout is not None:
-        _check_visibility_timeout(visibility_timeout)
-    if wait_time is not None and not 0 <= wait_time <= limits.MAX_WAIT_TIME_SECONDS:
-        raise InvalidParameter(
-            "WaitTimeSeconds",
-            messages.number_text(wait_time),
-            f"Must be >= 0 and <= {limits.MAX_WAIT_TIME_SECONDS}, if provided.",
-        )
-
-
-def _check_visibility_timeout(timeout: float) -> None:
-    if not 0 <= timeout <= limits.MAX_VISIBILITY_TIMEOUT:
-        raise InvalidParameter(
-            "VisibilityTimeout",
-            messages.number_text(timeout),
-            f"Must be between 0 and {limits.MAX_VISIBILITY_TIMEOUT}, if provided.",
-        )
-
-
-def _delete_error(receipt: Receipt, result: ReceiptResult) -> QueueError | None:
-    """DeleteMessage's answer for one store outcome: a message already gone is a
-    success, as on AWS."""
-    if result.outcome is ReceiptOutcome.SUPERSEDED:
-        return StaleReceipt(receipt, _current(result))
-    if result.outcome is ReceiptOutcome.EXPIRED:
-        return ReceiptExpired(receipt)
-    return None
-
-
-def _visibility_error(change: VisibilityChange, result: ReceiptResult) -> QueueError | None:
-    """ChangeMessageVisibility's answer: unlike delete, a message that is gone fails."""
-    if result.outcome is ReceiptOutcome.GONE:
-        return MessageNotAvailable(change.receipt)
-    if result.outcome is ReceiptOutcome.BEYOND_LIMIT:
-        return InvalidParameter(
-            "VisibilityTimeout",
-            messages.number_text(change.timeout),
-            "Total VisibilityTimeout for the message is beyond the limit "
-            f"[{limits.MAX_TOTAL_VISIBILITY_SECONDS} seconds]",
-        )
-    return _delete_error(change.receipt, result)
-
-
-# AWS's text for a receive at the in-flight limit (seen in an AWS error response).
-_TOO_MANY_IN_FLIGHT = (
-    "Too many messages have been received without being deleted.\nPlease delete your "
-    "received messages or let them timeout before receiving more."
-)
-
-
-def _queue_full(key: QueueKey, config: QueueConfig) -> OverLimit:
-    return OverLimit(
-        f"Queue {key.name} holds its maximum depth of {config.maximum_depth} messages: "
-        "receive and delete some before sending more."
-    )
-
-
-def _refused_as(full: OverLimit, result: SendResult) -> SendResult | QueueError:
-    return full if result.refused else result
-
-
-def _current(result: ReceiptResult) -> int:
-    # Stores always set current_token with SUPERSEDED; 0 only guards a broken store.
-    return result.current_token if result.current_token is not None else 0

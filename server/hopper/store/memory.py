@@ -35,6 +35,7 @@ from hopper.core.model import (
     StoredMessage,
     VisibilityChange,
 )
+from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
 
 # Most messages carry no attributes: one shared, read-only empty map saves each a dict.
@@ -460,7 +461,8 @@ class MemoryQueueStore:
         at = self._now(now)
         results = []
         for receipt in receipts:
-            result = self._check(queue, receipt, refuse_expired=refuse_expired, now=at)
+            message = queue.find(receipt.message_id, at)
+            result = self._check(message, receipt, refuse_expired=refuse_expired, now=at)
             if result.outcome is ReceiptOutcome.OK:
                 del queue.messages[receipt.message_id]
             results.append(result)
@@ -479,32 +481,35 @@ class MemoryQueueStore:
         at = self._now(now)
         results = []
         for change in changes:
-            result = self._check(queue, change.receipt, refuse_expired=refuse_expired, now=at)
-            if result.outcome is ReceiptOutcome.OK:
-                message = queue.messages[change.receipt.message_id]
-                received = message.received_at
-                if max_total is not None and received is not None and (
-                    at + change.timeout - received > max_total
-                ):
-                    result = ReceiptResult(ReceiptOutcome.BEYOND_LIMIT)
-                else:
-                    message.visible_at = at + change.timeout
+            message = queue.find(change.receipt.message_id, at)
+            received = None if message is None else message.received_at
+            beyond = max_total is not None and received is not None and (
+                at + change.timeout - received > max_total
+            )
+            result = self._check(
+                message, change.receipt, refuse_expired=refuse_expired, now=at, beyond=beyond
+            )
+            if message is not None and result.outcome is ReceiptOutcome.OK:
+                message.visible_at = at + change.timeout
             results.append(result)
         return results
 
+    @staticmethod
     def _check(
-        self, queue: _Queue, receipt: Receipt, *, refuse_expired: bool, now: float
+        message: _Message | None,
+        receipt: Receipt,
+        *,
+        refuse_expired: bool,
+        now: float,
+        beyond: bool = False,
     ) -> ReceiptResult:
-        """Classify one receipt against the message's current delivery."""
-        message = queue.find(receipt.message_id, now)
-        # A token the message never carried names no delivery of it.
-        if message is None or message.token == 0 or receipt.token > message.token:
-            return ReceiptResult(ReceiptOutcome.GONE)
-        if receipt.token < message.token:
-            return ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=message.token)
-        if refuse_expired and message.visible_at <= now:
-            return ReceiptResult(ReceiptOutcome.EXPIRED)
-        return ReceiptResult(ReceiptOutcome.OK)
+        """Classify one receipt against the message's current delivery (core/outcomes.py)."""
+        if message is None:
+            return classify_receipt(receipt.token, None, None, refuse_expired)
+        lapsed = message.visible_at <= now
+        return classify_receipt(
+            receipt.token, message.token, lapsed, refuse_expired, beyond=beyond
+        )
 
     async def purge(self, key: QueueKey, *, now: float | None) -> int:
         queue = self._queue(key)

@@ -35,6 +35,7 @@ from hopper.core.model import (
     SendResult,
     VisibilityChange,
 )
+from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
 from hopper.store.coalesce import Coalescer
 from hopper.store.listener import Listener
@@ -826,21 +827,14 @@ def classify(
     beyond: bool = False,
 ) -> ReceiptResult | None:
     """The outcome of one receipt, from the statement's facts: whether the guarded write
-    happened, and the message's token and lease as they were before it. None when the
-    facts contradict each other (the message changed while the statement ran): then
-    `_after_race` decides on a fresh look."""
+    happened, and the message's token and lease as they were before it
+    (core/outcomes.py classifies them). None when the facts contradict each other (they
+    say the write was due, yet it did not happen: the message changed while the
+    statement ran): then `_after_race` decides on a fresh look."""
     if done:
         return ReceiptResult(ReceiptOutcome.OK)
-    # A token the message never carried names no delivery of it.
-    if current is None or current == 0 or presented > current:
-        return ReceiptResult(ReceiptOutcome.GONE)
-    if presented < current:
-        return ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=current)
-    if refuse_expired and lapsed:
-        return ReceiptResult(ReceiptOutcome.EXPIRED)
-    if beyond:
-        return ReceiptResult(ReceiptOutcome.BEYOND_LIMIT)
-    return None
+    result = classify_receipt(presented, current, lapsed, refuse_expired, beyond=beyond)
+    return None if result.outcome is ReceiptOutcome.OK else result
 
 
 def _repeats_gone(receipts: Sequence[Receipt], results: list[ReceiptResult]) -> list[ReceiptResult]:

@@ -1,0 +1,282 @@
+"""The long-poll engine: claims, waiting, wake-ups, the hand-off, deadlines.
+
+`QueueService` checks a call's rules and hands the message traffic to this engine: a
+claim (with AWS's in-flight limit), a long poll that sleeps until a wake-up, the
+queue's next visibility deadline, the fallback interval or its own deadline, and a send
+that hands what qualifies straight to the long polls waiting in this process
+(core/handoff.py) and wakes the others (core/wakeups.py). Notifications are hints: a
+waiter that misses one still looks at its deadline, so correctness never depends on a
+wake-up arriving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+
+from hopper.core import handoff, limits
+from hopper.core.bounds import InFlightGauge
+from hopper.core.clock import Clock
+from hopper.core.deadlines import NextDeadlines
+from hopper.core.errors import QueueError
+from hopper.core.events import Events
+from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, SendResult
+from hopper.core.store import QueueStore
+from hopper.core.wakeups import Wakeups, Watch
+
+# A long poll never sleeps less than this between looks, so a store clock that runs a
+# little behind ours cannot turn the loop into a busy wait.
+_MIN_PAUSE = 0.005
+
+# Makes deliveries nobody will answer with visible again (the service's visibility
+# change, floor and all).
+Release = Callable[[QueueKey, list[Delivery]], Awaitable[object]]
+Gone = Callable[[], Awaitable[object]]
+
+
+class LongPolls:
+    def __init__(
+        self,
+        store: QueueStore,
+        clock: Clock,
+        wakeups: Wakeups,
+        in_flight: InFlightGauge,
+        events: Events,
+        *,
+        poll_fallback_seconds: float,
+        release: Release,
+    ) -> None:
+        """`poll_fallback_seconds`: the longest a waiter sleeps without looking.
+        `release` makes deliveries visible again that nobody will answer with."""
+        self.store = store
+        self.clock = clock
+        self.wakeups = wakeups
+        self.in_flight = in_flight
+        self.events = events
+        self.poll_fallback_seconds = poll_fallback_seconds
+        self._release = release
+        self._deadlines = NextDeadlines()
+        self._releases: set[asyncio.Task[None]] = set()
+        # Set by drain(): long polls answer at once instead of waiting.
+        self.draining = False
+
+    def drain(self) -> None:
+        """Every long poll, waiting or yet to come, answers with what it has."""
+        self.draining = True
+        self.wakeups.notify_all()
+
+    async def close(self) -> None:
+        """Wait for the releases still running."""
+        await asyncio.gather(*self._releases, return_exceptions=True)
+
+    # --- claiming ---------------------------------------------------------------------
+
+    async def claim(
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        max_messages: int,
+        lease: float,
+        attempt_id: str | None = None,
+    ) -> list[Delivery]:
+        """Claim up to max_messages, fewer when the in-flight limit leaves less room
+        (none at all at the limit)."""
+        room = await self.in_flight_room(key)
+        if room == 0:
+            return []
+        deliveries = await self.store.receive(
+            key, max_messages=min(max_messages, room), visibility_timeout=lease,
+            now=self.clock.now(), attempt_id=attempt_id,
+        )
+        self._delivered(key, deliveries)
+        if config.dead_letter is not None:
+            # The claim may have moved messages there: a hint for its waiters.
+            self.wakeups.notify(config.dead_letter.target)
+        return deliveries
+
+    async def in_flight_room(self, key: QueueKey) -> int:
+        """How many more messages may go in flight: AWS's limit applies to standard
+        queues only (a FIFO queue at its own limit answers no error, just nothing)."""
+        if key.is_fifo:
+            return limits.MAX_RECEIVE_MESSAGES
+
+        async def measure() -> int:
+            return (await self.store.stats(key, now=self.clock.now())).in_flight
+
+        return await self.in_flight.room(key, measure)
+
+    def _delivered(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        """Book deliveries made by a claim or a hand-off."""
+        self.in_flight.claimed(key, len(deliveries))
+        self.events.received(key, deliveries)
+        if deliveries:
+            self._deadlines.lower(key, min(d.visible_at for d in deliveries))
+
+    # --- waiting ----------------------------------------------------------------------
+
+    async def wait(
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        max_messages: int,
+        lease: float,
+        wait: float,
+        attempt_id: str | None = None,
+        gone: Gone | None = None,
+    ) -> list[Delivery]:
+        """Claim; if nothing came, sleep until a wake-up, the earliest visibility deadline,
+        the fallback interval or the poll's own deadline, whichever is first; repeat.
+        The watch is held across the loop so a send between two looks is not missed.
+        A standard queue's long poll also takes messages sent in this process while it
+        sleeps, handed to it as they arrive (core/handoff.py); a FIFO one always looks,
+        for group order and receive attempts. `gone` returns once the caller went away:
+        the poll then ends with nothing."""
+        deadline = asyncio.get_running_loop().time() + wait
+        takes = None if key.is_fifo else lease
+        watch: Watch | None = None
+        try:
+            with self.wakeups.watch(key, capacity=max_messages, lease=takes) as watch:
+                return await self._poll(
+                    watch, key, config, max_messages, lease, deadline, attempt_id, gone
+                )
+        finally:
+            left = [] if watch is None else watch.take()
+            if left:  # handed over as this poll was cancelled: nobody will answer with them
+                self._release_later(key, left)
+
+    async def _poll(
+        self,
+        watch: Watch,
+        key: QueueKey,
+        config: QueueConfig,
+        max_messages: int,
+        lease: float,
+        deadline: float,
+        attempt_id: str | None,
+        gone: Gone | None,
+    ) -> list[Delivery]:
+        loop = asyncio.get_running_loop()
+        # A queue just found empty, with no wake-up since, is not looked at again unless
+        # a deadline of it has passed (see core/wakeups.py). A retried attempt id always
+        # looks: its replay is no new message and announces none.
+        skip = (
+            attempt_id is None
+            and self.wakeups.known_empty(key)
+            and not await self._deadline_passed(key)
+        )
+        while True:
+            # Deadlines are looked up as of the claim: a lease that runs out between the
+            # claim and the look-up must still cut the pause short.
+            looked_at = self.clock.now()
+            if skip:
+                skip, deliveries = False, []
+            else:
+                stamp = self.wakeups.looking()
+                deliveries = await self.claim(key, config, max_messages, lease, attempt_id)
+                if not deliveries:
+                    self.wakeups.found_nothing(key, stamp)
+            remaining = deadline - loop.time()
+            if deliveries or remaining <= 0 or self.draining:
+                return deliveries
+            pause = min(remaining, self.poll_fallback_seconds)
+            upcoming = await self._next_deadline(key, looked_at)
+            if upcoming is not None:
+                pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
+            if gone is not None:
+                watch.interrupt_when(gone)  # only a poll that sleeps pays for watching
+            await watch.wait(pause)
+            if watch.interrupted:
+                return []  # what was handed meanwhile is released by wait()
+            handed = watch.take()
+            if handed:
+                return handed
+
+    async def _deadline_passed(self, key: QueueKey) -> bool:
+        upcoming = await self._next_deadline(key, self.clock.now())
+        return upcoming is not None and upcoming <= self.clock.time()
+
+    async def _next_deadline(self, key: QueueKey, looked_at: float | None) -> float | None:
+        """The queue's next visibility deadline, shared by this process's long polls
+        for a moment (core/deadlines.py)."""
+        known, deadline = self._deadlines.get(key, self.clock.time())
+        if not known:
+            deadline = await self.store.next_visible_at(key, now=looked_at)
+            self._deadlines.put(key, deadline)
+        return deadline
+
+    # --- sending ----------------------------------------------------------------------
+
+    async def enqueue(
+        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
+    ) -> list[SendResult]:
+        """store.send, with what qualifies handed to idle long polls of this process on
+        the way (core/handoff.py), and the other waiters woken for the rest."""
+        results = await self._send(key, sent, max_depth)
+        self._wake_for(sent, results, key)
+        return results
+
+    async def _send(
+        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
+    ) -> list[SendResult]:
+        offers: list[tuple[Watch, int]] = []
+        if self.wakeups.takers(key) and handoff.takes_leases(key, sent, max_depth):
+            count = sum(handoff.qualifies(message) for message in sent)
+            if count:
+                room = await self.in_flight_room(key)
+                offers = self.wakeups.offer(key, min(count, room))
+        if not offers:
+            return await self.store.send(key, sent, now=self.clock.now(), max_depth=max_depth)
+        leased, owners = handoff.lease_offered(sent, offers)
+        try:
+            results = await self.store.send(key, leased, now=self.clock.now(), max_depth=max_depth)
+        except BaseException:
+            for watch, _ in offers:
+                watch.hand([])
+            raise
+        handed = [
+            (owner, result.delivery)
+            for owner, result in zip(owners, results, strict=True)
+            if owner is not None and result.delivery is not None
+        ]
+        self._delivered(key, [delivery for _, delivery in handed])
+        for watch, _ in offers:
+            mine = [delivery for owner, delivery in handed if owner is watch]
+            if not watch.hand(mine):
+                self._release_later(key, mine)
+        return results
+
+    def _wake_for(
+        self, sent: Sequence[NewMessage], results: Sequence[SendResult], key: QueueKey
+    ) -> None:
+        """Wake as many local waiters as the send made messages receivable right away;
+        a delayed message's deadline is one the waiters should sleep until at most."""
+        enqueued = [
+            message
+            for message, result in zip(sent, results, strict=True)
+            if not (result.duplicate or result.refused or result.delivery is not None)
+        ]
+        receivable = sum(message.delay <= 0 for message in enqueued)
+        delays = [message.delay for message in enqueued if message.delay > 0]
+        if delays:
+            self._deadlines.lower(key, self.clock.time() + min(delays))
+        if receivable:
+            self.wakeups.notify(key, receivable)
+
+    # --- leases -----------------------------------------------------------------------
+
+    def leases_changed(self, key: QueueKey) -> None:
+        """Visibility deadlines of `key` moved: a waiter may now find a message sooner
+        than it planned."""
+        self._deadlines.forget(key)
+        self.wakeups.notify(key)
+
+    def _release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        """Make deliveries nobody will answer with visible again, in the background."""
+        task = asyncio.create_task(self._release_quietly(key, deliveries), name="hopper-release")
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
+
+    async def _release_quietly(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        with contextlib.suppress(QueueError):  # gone or deleted meanwhile: nothing to do
+            await self._release(key, deliveries)
