@@ -1,22 +1,23 @@
 """PostgresQueueStore: the QueueStore contract on PostgreSQL, through asyncpg.
 
-Each method is one named statement from `sql/queries.sql` (asyncpg prepares and caches
-it per connection), the mapping of its rows to the core's values, and the translation
-of asyncpg's exceptions: none escapes this module. Batches go in one round trip as
-parallel arrays (`unnest`). The guards (fencing token, lease, deduplication window)
-are in the statements' WHERE clauses, so every outcome is decided atomically.
+Each method is one store intent: a named statement from `sql/queries.sql` (asyncpg
+prepares and caches it per connection) and the mapping of its rows to the core's
+values. Around it: the edge (connections.py: the pool, planning settings, deadlock
+retries, and the translation of asyncpg's exceptions, none of which escapes the store),
+the send statements (sends.py), receipts read from rows (receipts.py), and rows both
+ways (rows.py). Batches go in one round trip as parallel arrays (`unnest`). The guards
+(fencing token, lease, deduplication window) are in the statements' WHERE clauses, so
+every outcome is decided atomically.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import asyncpg
 
-from hopper import jsoncodec
 from hopper.core import fairness, handoff, limits
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
@@ -35,34 +36,36 @@ from hopper.core.model import (
     SendResult,
     VisibilityChange,
 )
-from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
 from hopper.store.coalesce import Coalescer
+from hopper.store.connections import (
+    DATABASE_ERRORS,
+    deadlock_retried,
+    fetchrow_planned_for_values,
+    listening_connection,
+    open_pool,
+    translated,
+)
 from hopper.store.listener import Listener
+from hopper.store.receipts import bounded, outcomes_of, repeats_gone
 from hopper.store.rows import (
-    arrived_delivered,
-    attributes_json,
     config_json,
     delivery,
+    found,
+    found_id,
     move_task,
     peeked,
     record,
 )
 from hopper.store.schema import (
     Connectable,
-    DatabaseUnreachable,
     checked_schema,
     queries,
     require_current,
 )
+from hopper.store.sends import as_duplicate, first_uses, send_unique
 from hopper.store.vacuum import Vacuum
 
-_MAX_BIGINT = 2**63 - 1
-# Every statement is prepared once per connection and keyed by its queue: the plan does
-# not depend on the parameters' values. Left to choose ("auto"), PostgreSQL kept planning
-# the claim afresh on every execution (its generic plan's estimate looked dearer): 0.9 ms
-# of planning for 0.25 ms of execution, a claim of 10 taking 1.5 ms instead of 0.63.
-_PLANNING = {"plan_cache_mode": "force_generic_plan"}
 # What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
 SendGroup = tuple[QueueKey, float | None, int | None]
 # ... and deletes: the queue, the clock's reading, whether lapsed receipts are refused.
@@ -70,7 +73,6 @@ DeleteGroup = tuple[QueueKey, float | None, bool]
 # ... and receives: the queue, the lease, the clock's reading (standard queues whose
 # messages carry no group ids, leases above zero: see PostgresQueueStore.receive).
 ClaimGroup = tuple[QueueKey, float, float | None]
-_DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
 class PostgresQueueStore:
@@ -122,19 +124,11 @@ class PostgresQueueStore:
         """Open the pool and the listener. Raises DatabaseUnreachable, and
         SchemaNotCurrent or SchemaTooNew when the schema does not match this code."""
         self._wake = wake
+        self._pool = await open_pool(
+            self._dsn, self._schema, min_size=self._min_size, max_size=self._max_size
+        )
         try:
-            self._pool = await asyncpg.create_pool(
-                self._dsn,
-                min_size=self._min_size,
-                max_size=self._max_size,
-                server_settings={"search_path": self._schema, **_PLANNING},
-                init=_init_connection,
-                reset=_session_is_clean,
-            )
-        except _DATABASE_ERRORS as error:
-            raise DatabaseUnreachable(f"cannot connect to the database: {error}") from error
-        try:
-            with _translated():
+            with translated():
                 async with self._pool.acquire() as connection:
                     await require_current(connection)
                 if self._listen:
@@ -157,14 +151,14 @@ class PostgresQueueStore:
         await self.vacuum.close()
         listener, self.listener = self.listener, None
         pool, self._pool = self._pool, None
-        with contextlib.suppress(*_DATABASE_ERRORS):
+        with contextlib.suppress(*DATABASE_ERRORS):
             if listener is not None:
                 await listener.close()
             if pool is not None:
                 await pool.close()
 
     async def _listening_connection(self) -> asyncpg.Connection:
-        return await asyncpg.connect(self._dsn, server_settings={"search_path": self._schema})
+        return await listening_connection(self._dsn, self._schema)
 
     async def _vacuum_messages(self) -> float:
         """VACUUM the messages table (see vacuum.py); its row estimate afterwards."""
@@ -177,7 +171,7 @@ class PostgresQueueStore:
         it was down, so every queue is worth another look."""
         if self._wake is None:
             return
-        with contextlib.suppress(*_DATABASE_ERRORS):
+        with contextlib.suppress(*DATABASE_ERRORS):
             for row in await self._db.fetch(self._sql["queue_keys"]):
                 self._wake(QueueKey(row["account"], row["name"]), None)
 
@@ -197,7 +191,7 @@ class PostgresQueueStore:
         *,
         now: float | None,
     ) -> tuple[QueueRecord, bool]:
-        with _translated(key):
+        with translated(key):
             while True:
                 row = await self._db.fetchrow(
                     self._sql["create_queue"],
@@ -212,35 +206,35 @@ class PostgresQueueStore:
                     return record(row), bool(row["created"])
 
     async def get_queue(self, key: QueueKey) -> QueueRecord | None:
-        with _translated(key):
+        with translated(key):
             row = await self._db.fetchrow(self._sql["get_queue"], key.account, key.name)
         return None if row is None else record(row)
 
     async def list_queues(
         self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
     ) -> list[QueueRecord]:
-        with _translated():
+        with translated():
             rows = await self._db.fetch(self._sql["list_queues"], account, prefix, after, limit)
         return [record(row) for row in rows]
 
     async def update_queue(
         self, key: QueueKey, config: QueueConfig, *, now: float | None
     ) -> QueueRecord:
-        with _translated(key):
+        with translated(key):
             row = await self._db.fetchrow(
                 self._sql["update_queue"], key.account, key.name, config_json(config), now
             )
-        return record(_found(row, key))
+        return record(found(row, key))
 
     async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
-        with _translated(key):
+        with translated(key):
             deleted_at: float | None = await self._db.fetchval(
                 self._sql["delete_queue"], key.account, key.name, now
             )
         return deleted_at
 
     async def last_deleted_at(self, key: QueueKey) -> float | None:
-        with _translated(key):
+        with translated(key):
             deleted_at: float | None = await self._db.fetchval(
                 self._sql["last_deleted_at"], key.account, key.name
             )
@@ -249,14 +243,14 @@ class PostgresQueueStore:
     async def set_tags(
         self, key: QueueKey, *, add: Mapping[str, str], remove: Sequence[str]
     ) -> QueueRecord:
-        with _translated(key):
+        with translated(key):
             row = await self._db.fetchrow(
                 self._sql["set_tags"], key.account, key.name, dict(add), list(remove)
             )
-        return record(_found(row, key))
+        return record(found(row, key))
 
     async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
-        with _translated(target):
+        with translated(target):
             rows = await self._db.fetch(
                 self._sql["dead_letter_sources"], target.account, target.name
             )
@@ -276,17 +270,17 @@ class PostgresQueueStore:
         # One statement cannot take a key twice: repeats in the batch are duplicates of
         # their first use (FIFO deduplication ids; live keys on a standard queue).
         repeats = key.is_fifo or any(m.deduplication_id is not None for m in messages)
-        unique, positions = _first_uses(messages) if repeats else (list(messages), None)
-        with _translated(key):
+        unique, positions = first_uses(messages) if repeats else (list(messages), None)
+        with translated(key):
             if repeats or not self._coalesce:
-                results = await self._send_unique(key, unique, now, max_depth)
+                results = await send_unique(self._db, self._sql, key, unique, now, max_depth)
             else:  # no keys to take: concurrent sends of the queue share a statement
                 results = await self._sends.submit((key, now, max_depth), unique)
         self._tell_others(key, unique, results)
         if positions is None:
             return results
         return [
-            _as_duplicate(results[index]) if repeat else results[index]
+            as_duplicate(results[index]) if repeat else results[index]
             for index, repeat in positions
         ]
 
@@ -306,102 +300,7 @@ class PostgresQueueStore:
 
     async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
         key, now, max_depth = group
-        return await self._send_unique(key, messages, now, max_depth)
-
-    async def _send_unique(
-        self,
-        key: QueueKey,
-        messages: Sequence[NewMessage],
-        now: float | None,
-        max_depth: int | None,
-    ) -> list[SendResult]:
-        # The common case (nothing to take, nothing to count) has a lean statement.
-        plain = not key.is_fifo and max_depth is None
-        if plain and messages and all(m.deduplication_id is None for m in messages):
-            return await self._send_plain(key, messages, now)
-        rows = await self._db.fetch(
-            self._sql["send_messages"],
-            key.account,
-            key.name,
-            now,
-            [m.id for m in messages],
-            [m.body for m in messages],
-            [json.dumps(attributes_json(m.attributes)) for m in messages],
-            [m.trace_header for m in messages],
-            [float(m.delay) for m in messages],
-            [m.group_id for m in messages],
-            [m.deduplication_id for m in messages],
-            float(limits.DEDUPLICATION_WINDOW_SECONDS),
-            max_depth,
-            [m.window_key for m in messages],
-        )
-        if not messages:
-            await self._require_queue(key)
-            return []
-        if rows[0]["queue_id"] is None:
-            raise QueueNotFound(key)
-        return [await self._send_result(key, row, m) for row, m in zip(rows, messages, strict=True)]
-
-    async def _send_plain(
-        self, key: QueueKey, messages: Sequence[NewMessage], now: float | None
-    ) -> list[SendResult]:
-        payload = [
-            {
-                "i": m.id,
-                "b": m.body,
-                "a": attributes_json(m.attributes),
-                "h": m.trace_header,
-                "d": float(m.delay),
-                "g": m.group_id,
-            }
-            for m in messages
-        ]
-        leased = False
-        for entry, message in zip(payload, messages, strict=True):
-            if message.lease is not None:
-                entry["l"] = float(message.lease)
-                leased = True
-        rows = await self._db.fetch(
-            self._sql["send_plain_messages"],
-            key.account,
-            key.name,
-            now,
-            jsoncodec.dumps(payload).decode(),
-        )
-        if not rows:
-            raise QueueNotFound(key)
-        if not leased:
-            return [SendResult(m.id) for m in messages]
-        by_id = {row["id"]: row for row in rows}
-        return [
-            SendResult(m.id)
-            if m.lease is None
-            else SendResult(m.id, delivery=arrived_delivered(m, by_id[m.id]))
-            for m in messages
-        ]
-
-    async def _send_result(
-        self, key: QueueKey, row: asyncpg.Record, message: NewMessage
-    ) -> SendResult:
-        if row["refused"]:
-            return SendResult(message.id, refused=True)
-        if row["live_holder"] is not None:
-            return SendResult(row["live_holder"], duplicate=True)
-        if not row["duplicate"]:
-            return SendResult(message.id, sequence_number=row["sequence_number"])
-        if row["message_id"] is not None:
-            return SendResult(row["message_id"], row["sequence_number"], duplicate=True)
-        holder = await self._db.fetchrow(
-            self._sql["dedup_holder"],
-            key.account,
-            key.name,
-            message.window_key or message.id,
-        )
-        if holder is None:
-            # The holder's window ended between the two statements: no longer a duplicate
-            # to report by id, but the send was still not enqueued twice.
-            return SendResult(message.id, sequence_number=row["sequence_number"], duplicate=True)
-        return SendResult(holder["message_id"], holder["sequence_number"], duplicate=True)
+        return await send_unique(self._db, self._sql, key, messages, now, max_depth)
 
     async def receive(
         self,
@@ -412,7 +311,7 @@ class PostgresQueueStore:
         now: float | None,
         attempt_id: str | None = None,
     ) -> list[Delivery]:
-        with _translated(key):
+        with translated(key):
             if key.is_fifo:
                 return await self._receive_fifo(
                     key, max_messages, visibility_timeout, now, attempt_id
@@ -531,7 +430,7 @@ class PostgresQueueStore:
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         args += (claimed_ids,)
-        rows = await _deadlock_retried(connection, self._sql[statement], *args)
+        rows = await deadlock_retried(connection, self._sql[statement], *args)
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
             raise QueueNotFound(key)
@@ -550,7 +449,7 @@ class PostgresQueueStore:
         refuse_expired: bool,
         now: float | None,
     ) -> list[ReceiptResult]:
-        with _translated(key):
+        with translated(key):
             # concurrent deletes of the queue share a statement (see coalesce.py)
             group = (key, now, refuse_expired)
             rows = await (
@@ -558,22 +457,22 @@ class PostgresQueueStore:
                 if self._coalesce
                 else self._delete_group(group, list(receipts))
             )
-            results = await self._classify_all(key, receipts, rows, refuse_expired)
+            results = await outcomes_of(self._db, self._sql, key, receipts, rows, refuse_expired)
         self.vacuum.deleted(sum(r.outcome is ReceiptOutcome.OK for r in results))
-        return _repeats_gone(receipts, results)
+        return repeats_gone(receipts, results)
 
     async def _delete_group(
         self, group: DeleteGroup, receipts: list[Receipt]
     ) -> list[asyncpg.Record]:
         key, now, refuse_expired = group
-        return await _deadlock_retried(
+        return await deadlock_retried(
             self._db,
             self._sql["delete_messages"],
             key.account,
             key.name,
             now,
             [r.message_id for r in receipts],
-            [_bounded(r.token) for r in receipts],
+            [bounded(r.token) for r in receipts],
             refuse_expired,
         )
 
@@ -587,73 +486,41 @@ class PostgresQueueStore:
         max_total: float | None = None,
     ) -> list[ReceiptResult]:
         receipts = [c.receipt for c in changes]
-        with _translated(key):
+        with translated(key):
             rows = await self._db.fetch(
                 self._sql["change_visibility"],
                 key.account,
                 key.name,
                 now,
                 [r.message_id for r in receipts],
-                [_bounded(r.token) for r in receipts],
+                [bounded(r.token) for r in receipts],
                 [float(c.timeout) for c in changes],
                 refuse_expired,
                 max_total,
             )
-            results = await self._classify_all(key, receipts, rows, refuse_expired)
+            results = await outcomes_of(self._db, self._sql, key, receipts, rows, refuse_expired)
         # A lease cut short makes a message receivable before the deadline other
         # processes' waiters are sleeping towards.
         if self.listener is not None and any(r.outcome is ReceiptOutcome.OK for r in results):
             self.listener.poke(key)
         return results
 
-    async def _classify_all(
-        self,
-        key: QueueKey,
-        receipts: Sequence[Receipt],
-        rows: Sequence[asyncpg.Record],
-        refuse_expired: bool,
-    ) -> list[ReceiptResult]:
-        if not receipts:
-            await self._require_queue(key)
-            return []
-        if rows[0]["queue_id"] is None:
-            raise QueueNotFound(key)
-        results = [
-            classify(
-                r.token,
-                row["done"],
-                row["current_token"],
-                row["lapsed"],
-                refuse_expired,
-                beyond=row.get("beyond", False),
-            )
-            for r, row in zip(receipts, rows, strict=True)
-        ]
-        pairs = list(zip(receipts, results, strict=True))
-        raced = [r.message_id for r, result in pairs if result is None]
-        tokens = await self._current_tokens(key, raced) if raced else {}
-        return [result or _after_race(r.token, tokens.get(r.message_id)) for r, result in pairs]
-
-    async def _current_tokens(self, key: QueueKey, ids: list[str]) -> dict[str, int]:
-        rows = await self._db.fetch(self._sql["current_tokens"], key.account, key.name, ids)
-        return {row["id"]: row["token"] for row in rows}
-
     async def purge(self, key: QueueKey, *, now: float | None) -> int:
-        with _translated(key):
+        with translated(key):
             row = await self._planned_for_values("purge", key.account, key.name, now)
-        purged = int(_found_id(row, key)["purged"])
+        purged = int(found_id(row, key)["purged"])
         self.vacuum.deleted(purged)
         return purged
 
     async def last_purged_at(self, key: QueueKey) -> float | None:
-        with _translated(key):
+        with translated(key):
             row = await self._db.fetchrow(self._sql["last_purged_at"], key.account, key.name)
-        purged_at: float | None = _found(row, key)["last_purged_at"]
+        purged_at: float | None = found(row, key)["last_purged_at"]
         return purged_at
 
     async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
-        with _translated(key):
-            row = _found_id(
+        with translated(key):
+            row = found_id(
                 await self._planned_for_values("stats", key.account, key.name, now), key
             )
         return QueueStats(
@@ -667,8 +534,8 @@ class PostgresQueueStore:
         )
 
     async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
-        with _translated(key):
-            row = _found_id(
+        with translated(key):
+            row = found_id(
                 await self._planned_for_values("next_visible_at", key.account, key.name, now),
                 key,
             )
@@ -676,25 +543,13 @@ class PostgresQueueStore:
         return at
 
     async def _planned_for_values(self, name: str, *args: object) -> asyncpg.Record | None:
-        """One row of a statement that reads through a queue's rows (a count, a minimum,
-        a purge, the retention sweep), planned for these values. The pool's generic plans
-        (_PLANNING) suit the statements keyed by position in a queue; these are not: a
-        generic plan counted a small queue beside a queue of 1,000,000 messages by reading
-        the whole table (a scrape of 22 queues: 3,960 ms against 470 planned for values).
-        Two more round trips, on paths that are not per message (a long poll's deadline
-        look-up is shared for 250 ms: core/deadlines.py)."""
-        async with self._db.acquire() as connection, connection.transaction():
-            await connection.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-            return await connection.fetchrow(self._sql[name], *args)
-
-    async def _require_queue(self, key: QueueKey) -> None:
-        if await self.get_queue(key) is None:
-            raise QueueNotFound(key)
+        """One row of statement `name`, planned for these values (see connections.py)."""
+        return await fetchrow_planned_for_values(self._db, self._sql[name], *args)
 
     # --- operators (metrics and the dashboard) ------------------------------------------
 
     async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
-        with _translated(key):
+        with translated(key):
             rows = await self._db.fetch(
                 self._sql["peek_messages"], key.account, key.name, now, limit
             )
@@ -703,7 +558,7 @@ class PostgresQueueStore:
         return [peeked(row) for row in rows if row["id"] is not None]
 
     async def accounts(self) -> list[str]:
-        with _translated():
+        with translated():
             rows = await self._db.fetch(self._sql["accounts"])
         return [row["account"] for row in rows]
 
@@ -713,7 +568,7 @@ class PostgresQueueStore:
     # --- retention ------------------------------------------------------------------
 
     async def sweep_expired(self, *, limit: int, now: float | None) -> int:
-        with _translated():
+        with translated():
             # Rows of deleted queues are no expired messages, only garbage: not counted.
             await self._db.fetchval(self._sql["sweep_orphans"], limit)
             row = await self._planned_for_values("sweep_expired", now, limit)
@@ -732,7 +587,7 @@ class PostgresQueueStore:
             None if destination is None else destination.name,
             limit,
         )
-        with _translated(source):
+        with translated(source):
             async with self._db.acquire() as connection, connection.transaction():
                 if source.is_fifo:
                     # Moves take turns with the queue's receives, as receives do: a
@@ -753,7 +608,7 @@ class PostgresQueueStore:
 
     async def create_move_task(self, task: MoveTask) -> bool:
         destination = task.destination
-        with _translated():
+        with translated():
             created = await self._db.fetchval(
                 self._sql["create_move_task"],
                 task.id,
@@ -772,19 +627,19 @@ class PostgresQueueStore:
         return created is not None
 
     async def get_move_task(self, task_id: str) -> MoveTask | None:
-        with _translated():
+        with translated():
             row = await self._db.fetchrow(self._sql["get_move_task"], task_id)
         return None if row is None else move_task(row)
 
     async def list_move_tasks(self, source: QueueKey, *, limit: int) -> list[MoveTask]:
-        with _translated():
+        with translated():
             rows = await self._db.fetch(
                 self._sql["list_move_tasks"], source.account, source.name, limit
             )
         return [move_task(row) for row in rows]
 
     async def cancel_move_task(self, task_id: str) -> MoveTask | None:
-        with _translated():
+        with translated():
             row = await self._db.fetchrow(self._sql["cancel_move_task"], task_id)
         return None if row is None else move_task(row)
 
@@ -797,7 +652,7 @@ class PostgresQueueStore:
         finish: MoveTaskStatus | None = None,
         failure_reason: str | None = None,
     ) -> MoveTask | None:
-        with _translated():
+        with translated():
             row = await self._db.fetchrow(
                 self._sql["advance_move_task"],
                 task_id,
@@ -809,151 +664,6 @@ class PostgresQueueStore:
         return None if row is None else move_task(row)
 
     async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
-        with _translated():
+        with translated():
             rows = await self._db.fetch(self._sql["claim_move_tasks"], lease_until, now)
         return [move_task(row) for row in rows]
-
-
-# --- receipts -----------------------------------------------------------------------
-
-
-def classify(
-    presented: int,
-    done: bool,
-    current: int | None,
-    lapsed: bool | None,
-    refuse_expired: bool,
-    *,
-    beyond: bool = False,
-) -> ReceiptResult | None:
-    """The outcome of one receipt, from the statement's facts: whether the guarded write
-    happened, and the message's token and lease as they were before it
-    (core/outcomes.py classifies them). None when the facts contradict each other (they
-    say the write was due, yet it did not happen: the message changed while the
-    statement ran): then `_after_race` decides on a fresh look."""
-    if done:
-        return ReceiptResult(ReceiptOutcome.OK)
-    result = classify_receipt(presented, current, lapsed, refuse_expired, beyond=beyond)
-    return None if result.outcome is ReceiptOutcome.OK else result
-
-
-def _repeats_gone(receipts: Sequence[Receipt], results: list[ReceiptResult]) -> list[ReceiptResult]:
-    """A message deleted by an earlier receipt of the same batch is gone for the later
-    ones, as if the batch ran one receipt at a time."""
-    deleted: set[str] = set()
-    out = []
-    for receipt, result in zip(receipts, results, strict=True):
-        if result.outcome is ReceiptOutcome.OK and receipt.message_id in deleted:
-            result = ReceiptResult(ReceiptOutcome.GONE)
-        elif result.outcome is ReceiptOutcome.OK:
-            deleted.add(receipt.message_id)
-        out.append(result)
-    return out
-
-
-def _bounded(token: int) -> int:
-    """A token that fits bigint. Larger ones were never issued, and a clamped one is
-    still larger than any issued token, so it still classifies as GONE."""
-    return max(min(token, _MAX_BIGINT), -_MAX_BIGINT)
-
-
-def _after_race(presented: int, current: int | None) -> ReceiptResult:
-    if current is not None and current > presented:
-        return ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=current)
-    return ReceiptResult(ReceiptOutcome.GONE)
-
-
-# --- rows ---------------------------------------------------------------------------
-
-
-def _first_uses(
-    messages: Sequence[NewMessage],
-) -> tuple[list[NewMessage], list[tuple[int, bool]]]:
-    """A FIFO batch without repeated deduplication ids (one statement cannot claim an id
-    twice), and for each message: its index in that batch, and whether it repeats an
-    earlier one (then it is a duplicate of it, as if sent just after)."""
-    unique: list[NewMessage] = []
-    first: dict[str, int] = {}
-    positions: list[tuple[int, bool]] = []
-    for message in messages:
-        dedup = message.window_key
-        if dedup is not None and dedup in first:
-            positions.append((first[dedup], True))
-            continue
-        if dedup is not None:
-            first[dedup] = len(unique)
-        positions.append((len(unique), False))
-        unique.append(message)
-    return unique, positions
-
-
-def _as_duplicate(result: SendResult) -> SendResult:
-    # A repeat of a send refused at the depth ceiling is refused with it.
-    if result.refused:
-        return result
-    return SendResult(result.message_id, result.sequence_number, duplicate=True)
-
-
-def _found(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
-    if row is None:
-        raise QueueNotFound(key)
-    return row
-
-
-def _found_id(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
-    """The row of a statement that reports its queue's id, NULL when there is none."""
-    if row is None or row["queue_id"] is None:
-        raise QueueNotFound(key)
-    return row
-
-
-# --- the edge -----------------------------------------------------------------------
-
-
-async def _init_connection(connection: asyncpg.Connection) -> None:
-    # jsonb in and out as Python values (config, tags, attributes).
-    await connection.set_type_codec(
-        "jsonb", encoder=json.dumps, decoder=jsoncodec.loads, schema="pg_catalog"
-    )
-
-
-async def _deadlock_retried(
-    db: Connectable | asyncpg.Pool, sql: str, *args: object, attempts: int = 3
-) -> list[asyncpg.Record]:
-    """Run a claim or a delete, again if PostgreSQL broke a deadlock by aborting it.
-
-    A claim and a delete can each wait for the other: under READ COMMITTED a claim that
-    finds a row changed since its snapshot locks the newest version before re-checking
-    it, and keeps that lock even when it then skips the row, while a delete may wait for
-    that row holding rows the claim needs. The aborted statement changed nothing, so it
-    runs again. Inside a transaction (a FIFO receive) the abort is the caller's."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return await db.fetch(sql, *args)
-        except asyncpg.DeadlockDetectedError:
-            in_transaction = not isinstance(db, asyncpg.Pool) and db.is_in_transaction()
-            if attempt == attempts or in_transaction:
-                raise
-    raise AssertionError("unreachable")
-
-
-async def _session_is_clean(connection: asyncpg.Connection) -> None:
-    """The pool's reset hook. asyncpg's default sends RESET ALL, UNLISTEN *, CLOSE ALL
-    and pg_advisory_unlock_all() on every release: a round trip per request (a third of
-    a SendMessage's). The store's pooled connections hold no session state (no SET, no
-    LISTEN, no cursor or session lock outlives a statement; the listener and migrations
-    use their own connections), and asyncpg still rolls back an open transaction."""
-
-
-@contextlib.contextmanager
-def _translated(key: QueueKey | None = None) -> Iterator[None]:
-    """asyncpg's exceptions become the core's: a foreign-key failure means the queue
-    was deleted under us; anything else means the database is not doing its job."""
-    try:
-        yield
-    except asyncpg.ForeignKeyViolationError as error:
-        if key is None:
-            raise StoreUnavailable(str(error)) from error
-        raise QueueNotFound(key) from error
-    except _DATABASE_ERRORS as error:
-        raise StoreUnavailable(f"{type(error).__name__}: {error}") from error

@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     DeadLetterRule,
     Delivery,
@@ -176,3 +177,17 @@ def move_task(row: asyncpg.Record) -> MoveTask:
         failure_reason=row["failure_reason"],
         lease_until=row["lease_until"],
     )
+
+
+def found(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
+    """The row of a statement on a queue; no row: the queue does not exist."""
+    if row is None:
+        raise QueueNotFound(key)
+    return row
+
+
+def found_id(row: asyncpg.Record | None, key: QueueKey) -> asyncpg.Record:
+    """The row of a statement that reports its queue's id, NULL when there is none."""
+    if row is None or row["queue_id"] is None:
+        raise QueueNotFound(key)
+    return row

@@ -1,0 +1,161 @@
+"""The Postgres store's send statements: which one a send runs, its parameters, and
+its rows as the core's `SendResult`s.
+
+A send without keys to take or count (a standard queue, no depth ceiling, no
+deduplication id) runs the lean `send_plain_messages`; every other runs
+`send_messages`, which takes deduplication ids and live keys and counts the depth
+ceiling in the same statement.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+import asyncpg
+
+from hopper import jsoncodec
+from hopper.core import limits
+from hopper.core.errors import QueueNotFound
+from hopper.core.model import NewMessage, QueueKey, SendResult
+from hopper.store.rows import arrived_delivered, attributes_json
+from hopper.store.schema import Connectable
+
+Database = Connectable | asyncpg.Pool
+
+
+async def send_unique(
+    db: Database,
+    sql: Mapping[str, str],
+    key: QueueKey,
+    messages: Sequence[NewMessage],
+    now: float | None,
+    max_depth: int | None,
+) -> list[SendResult]:
+    """Enqueue `messages`, which repeat no key, in one statement. Raises QueueNotFound."""
+    # The common case (nothing to take, nothing to count) has a lean statement.
+    plain = not key.is_fifo and max_depth is None
+    if plain and messages and all(m.deduplication_id is None for m in messages):
+        return await _send_plain(db, sql, key, messages, now)
+    rows = await db.fetch(
+        sql["send_messages"],
+        key.account,
+        key.name,
+        now,
+        [m.id for m in messages],
+        [m.body for m in messages],
+        [json.dumps(attributes_json(m.attributes)) for m in messages],
+        [m.trace_header for m in messages],
+        [float(m.delay) for m in messages],
+        [m.group_id for m in messages],
+        [m.deduplication_id for m in messages],
+        float(limits.DEDUPLICATION_WINDOW_SECONDS),
+        max_depth,
+        [m.window_key for m in messages],
+    )
+    if not messages:
+        if await db.fetchrow(sql["get_queue"], key.account, key.name) is None:
+            raise QueueNotFound(key)
+        return []
+    if rows[0]["queue_id"] is None:
+        raise QueueNotFound(key)
+    return [await _send_result(db, sql, key, row, m) for row, m in zip(rows, messages, strict=True)]
+
+
+async def _send_plain(
+    db: Database,
+    sql: Mapping[str, str],
+    key: QueueKey,
+    messages: Sequence[NewMessage],
+    now: float | None,
+) -> list[SendResult]:
+    payload = [
+        {
+            "i": m.id,
+            "b": m.body,
+            "a": attributes_json(m.attributes),
+            "h": m.trace_header,
+            "d": float(m.delay),
+            "g": m.group_id,
+        }
+        for m in messages
+    ]
+    leased = False
+    for entry, message in zip(payload, messages, strict=True):
+        if message.lease is not None:
+            entry["l"] = float(message.lease)
+            leased = True
+    rows = await db.fetch(
+        sql["send_plain_messages"],
+        key.account,
+        key.name,
+        now,
+        jsoncodec.dumps(payload).decode(),
+    )
+    if not rows:
+        raise QueueNotFound(key)
+    if not leased:
+        return [SendResult(m.id) for m in messages]
+    by_id = {row["id"]: row for row in rows}
+    return [
+        SendResult(m.id)
+        if m.lease is None
+        else SendResult(m.id, delivery=arrived_delivered(m, by_id[m.id]))
+        for m in messages
+    ]
+
+
+async def _send_result(
+    db: Database,
+    sql: Mapping[str, str],
+    key: QueueKey,
+    row: asyncpg.Record,
+    message: NewMessage,
+) -> SendResult:
+    if row["refused"]:
+        return SendResult(message.id, refused=True)
+    if row["live_holder"] is not None:
+        return SendResult(row["live_holder"], duplicate=True)
+    if not row["duplicate"]:
+        return SendResult(message.id, sequence_number=row["sequence_number"])
+    if row["message_id"] is not None:
+        return SendResult(row["message_id"], row["sequence_number"], duplicate=True)
+    holder = await db.fetchrow(
+        sql["dedup_holder"],
+        key.account,
+        key.name,
+        message.window_key or message.id,
+    )
+    if holder is None:
+        # The holder's window ended between the two statements: no longer a duplicate
+        # to report by id, but the send was still not enqueued twice.
+        return SendResult(message.id, sequence_number=row["sequence_number"], duplicate=True)
+    return SendResult(holder["message_id"], holder["sequence_number"], duplicate=True)
+
+
+def first_uses(
+    messages: Sequence[NewMessage],
+) -> tuple[list[NewMessage], list[tuple[int, bool]]]:
+    """A FIFO batch without repeated deduplication ids (one statement cannot claim an id
+    twice), and for each message: its index in that batch, and whether it repeats an
+    earlier one (then it is a duplicate of it, as if sent just after)."""
+    unique: list[NewMessage] = []
+    first: dict[str, int] = {}
+    positions: list[tuple[int, bool]] = []
+    for message in messages:
+        dedup = message.window_key
+        if dedup is not None and dedup in first:
+            positions.append((first[dedup], True))
+            continue
+        if dedup is not None:
+            first[dedup] = len(unique)
+        positions.append((len(unique), False))
+        unique.append(message)
+    return unique, positions
+
+
+def as_duplicate(result: SendResult) -> SendResult:
+    # A repeat of a send refused at the depth ceiling is refused with it.
+    if result.refused:
+        return result
+    return SendResult(result.message_id, result.sequence_number, duplicate=True)
