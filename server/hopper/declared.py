@@ -40,7 +40,7 @@ from hopper.core.errors import QueueError
 from hopper.core.model import QueueConfig, QueueKey
 from hopper.core.service import QueueService
 from hopper.settings import Settings, SettingsError
-from hopper.wire import attributes
+from hopper.wire import attribute_names, queue_attributes
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, from_core
 
@@ -119,7 +119,7 @@ def _queue(path: str | Path, settings: Settings, entry: Any) -> DeclaredQueue:
     if tags is not None:
         tags = {str(name): _text(value) for name, value in _table(where, entry, "tags").items()}
     try:
-        parsed = attributes.settings_from(texts, fifo=attributes.requested_fifo(texts))
+        parsed = queue_attributes.settings_from(texts, fifo=queue_attributes.requested_fifo(texts))
     except SqsError as error:
         raise SettingsError(f"{where}: {error.message}") from None
     dead_letter = parsed.pop("dead_letter", None)
@@ -222,7 +222,7 @@ def _changes(config: QueueConfig, settings: Mapping[str, Any]) -> dict[str, Any]
 def _label(name: str, value: Any) -> str:
     if name == "extra":
         return ", ".join(sorted(value))
-    return attributes.sqs_attribute_name(name)
+    return attribute_names.sqs_attribute_name(name)
 
 
 def _describe(changed: list[str] | None) -> str:

@@ -17,7 +17,7 @@ from hopper.core.model import (
     QueueStats,
     StoredMessage,
 )
-from hopper.wire import attributes
+from hopper.wire import attribute_names, message_attributes, queue_attributes
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError
 
@@ -33,7 +33,7 @@ def error_of(call, *args, **kwargs) -> SqsError:
 
 
 def test_settable_attributes_become_typed_config_fields():
-    settings = attributes.settings_from(
+    settings = queue_attributes.settings_from(
         {
             "VisibilityTimeout": "45",
             "MaximumMessageSize": "2048",
@@ -53,7 +53,7 @@ def test_settable_attributes_become_typed_config_fields():
 
 
 def test_echoed_attributes_go_under_extra_by_their_sqs_name():
-    settings = attributes.settings_from(
+    settings = queue_attributes.settings_from(
         {"Policy": "{}", "KmsMasterKeyId": "alias/k", "SqsManagedSseEnabled": "FALSE"}, fifo=False
     )
     # (KMS and SQS-managed encryption together are refused: test_permissions.py.)
@@ -80,7 +80,7 @@ def test_echoed_attributes_go_under_extra_by_their_sqs_name():
     ],
 )
 def test_a_value_out_of_range_is_an_invalid_attribute_value(name, text):
-    error = error_of(attributes.settings_from, {name: text}, fifo=False)
+    error = error_of(queue_attributes.settings_from, {name: text}, fifo=False)
     assert (error.name, error.message) == (
         "InvalidAttributeValue",
         f"Invalid value for the parameter {name}.",
@@ -89,27 +89,28 @@ def test_a_value_out_of_range_is_an_invalid_attribute_value(name, text):
 
 @pytest.mark.parametrize("name", ["Bogus", "QueueArn", "ApproximateNumberOfMessages"])
 def test_unknown_and_read_only_attributes_cannot_be_set(name):
-    error = error_of(attributes.settings_from, {name: "1"}, fifo=False)
+    error = error_of(queue_attributes.settings_from, {name: "1"}, fifo=False)
     assert (error.name, error.message) == ("InvalidAttributeName", f"Unknown Attribute {name}.")
 
 
 def test_fifo_only_echoed_attributes_are_unknown_on_a_standard_queue():
-    error = error_of(attributes.settings_from, {"DeduplicationScope": "queue"}, fifo=False)
+    error = error_of(queue_attributes.settings_from, {"DeduplicationScope": "queue"}, fifo=False)
     assert error.name == "InvalidAttributeName"
-    assert attributes.settings_from({"DeduplicationScope": "queue"}, fifo=True) == {
+    assert queue_attributes.settings_from({"DeduplicationScope": "queue"}, fifo=True) == {
         "extra": {"DeduplicationScope": "queue"}
     }
 
 
 def test_a_redrive_policy_becomes_a_dead_letter_rule():
     text = json.dumps({"deadLetterTargetArn": DLQ_ARN, "maxReceiveCount": "5"})
-    assert attributes.settings_from({"RedrivePolicy": text}, fifo=False) == {
+    assert queue_attributes.settings_from({"RedrivePolicy": text}, fifo=False) == {
         "dead_letter": DeadLetterRule(QueueKey(ACCOUNT, "dlq"), 5)
     }
 
 
 def test_an_empty_redrive_policy_removes_the_rule():
-    assert attributes.settings_from({"RedrivePolicy": ""}, fifo=False) == {"dead_letter": None}
+    settings = queue_attributes.settings_from({"RedrivePolicy": ""}, fifo=False)
+    assert settings == {"dead_letter": None}
 
 
 @pytest.mark.parametrize(
@@ -123,16 +124,16 @@ def test_an_empty_redrive_policy_removes_the_rule():
     ],
 )
 def test_a_malformed_redrive_policy_is_refused(policy):
-    error = error_of(attributes.settings_from, {"RedrivePolicy": policy}, fifo=False)
+    error = error_of(queue_attributes.settings_from, {"RedrivePolicy": policy}, fifo=False)
     assert error.name == "InvalidParameterValue"
     assert error.message.startswith(f"Value {policy} for parameter RedrivePolicy is invalid.")
 
 
 def test_config_fields_are_named_as_sqs_names_them():
-    assert attributes.sqs_attribute_name("visibility_timeout") == "VisibilityTimeout"
-    assert attributes.sqs_attribute_name("dead_letter") == "RedrivePolicy"
-    assert attributes.sqs_attribute_name("fifo") == "FifoQueue"
-    assert attributes.sqs_attribute_name("Policy") == "Policy"
+    assert attribute_names.sqs_attribute_name("visibility_timeout") == "VisibilityTimeout"
+    assert attribute_names.sqs_attribute_name("dead_letter") == "RedrivePolicy"
+    assert attribute_names.sqs_attribute_name("fifo") == "FifoQueue"
+    assert attribute_names.sqs_attribute_name("Policy") == "Policy"
 
 
 def record(name: str = "q", **config) -> QueueRecord:
@@ -142,8 +143,8 @@ def record(name: str = "q", **config) -> QueueRecord:
 
 
 def test_all_attributes_of_a_standard_queue():
-    names = attributes.check_queue_attribute_names(["All"])
-    values = attributes.queue_attributes(CTX, record(), QueueStats(3, 2, 1), names)
+    names = queue_attributes.check_queue_attribute_names(["All"])
+    values = queue_attributes.queue_attributes(CTX, record(), QueueStats(3, 2, 1), names)
     assert values == {
         "QueueArn": f"arn:aws:sqs:us-east-1:{ACCOUNT}:q",
         "ApproximateNumberOfMessages": "3",
@@ -161,8 +162,8 @@ def test_all_attributes_of_a_standard_queue():
 
 
 def test_a_fifo_queue_also_has_its_fifo_attributes():
-    names = attributes.check_queue_attribute_names(["All"])
-    values = attributes.queue_attributes(CTX, record("q.fifo", fifo=True), None, names)
+    names = queue_attributes.check_queue_attribute_names(["All"])
+    values = queue_attributes.queue_attributes(CTX, record("q.fifo", fifo=True), None, names)
     assert values["FifoQueue"] == "true"
     assert values["ContentBasedDeduplication"] == "false"
     assert values["DeduplicationScope"] == "queue"
@@ -171,21 +172,23 @@ def test_a_fifo_queue_also_has_its_fifo_attributes():
 
 def test_the_redrive_policy_is_compact_json_with_the_target_first():
     rule = DeadLetterRule(QueueKey(ACCOUNT, "dlq"), 4)
-    values = attributes.queue_attributes(CTX, record(dead_letter=rule), None, ["RedrivePolicy"])
+    values = queue_attributes.queue_attributes(
+        CTX, record(dead_letter=rule), None, ["RedrivePolicy"]
+    )
     assert values == {"RedrivePolicy": f'{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":4}}'}
 
 
 def test_only_the_named_attributes_are_returned():
-    names = attributes.check_queue_attribute_names(["DelaySeconds", "VisibilityTimeout"])
-    assert attributes.queue_attributes(CTX, record(), None, names) == {
+    names = queue_attributes.check_queue_attribute_names(["DelaySeconds", "VisibilityTimeout"])
+    assert queue_attributes.queue_attributes(CTX, record(), None, names) == {
         "VisibilityTimeout": "30",
         "DelaySeconds": "0",
     }
-    assert not attributes.needs_stats(names)
+    assert not queue_attributes.needs_stats(names)
 
 
 def test_an_unknown_attribute_name_cannot_be_asked_for():
-    error = error_of(attributes.check_queue_attribute_names, ["Nope"])
+    error = error_of(queue_attributes.check_queue_attribute_names, ["Nope"])
     assert (error.name, error.message) == ("InvalidAttributeName", "Unknown Attribute Nope.")
 
 
@@ -204,7 +207,7 @@ def delivery(**message) -> Delivery:
 
 
 def test_all_system_attributes_include_the_fencing_token():
-    assert attributes.system_attributes(CTX, delivery(group_id="g"), ["All"]) == {
+    assert message_attributes.system_attributes(CTX, delivery(group_id="g"), ["All"]) == {
         "SenderId": ACCOUNT,
         "SentTimestamp": "1700000000123",
         "ApproximateReceiveCount": "2",
@@ -215,7 +218,7 @@ def test_all_system_attributes_include_the_fencing_token():
 
 
 def test_system_attributes_are_selected_by_name():
-    selected = attributes.system_attributes(
+    selected = message_attributes.system_attributes(
         CTX, delivery(), ["ApproximateReceiveCount", "FencingToken", "SequenceNumber"]
     )
     assert selected == {"ApproximateReceiveCount": "2", "FencingToken": "17"}
@@ -223,7 +226,7 @@ def test_system_attributes_are_selected_by_name():
 
 def test_a_dead_lettered_message_names_its_source_queue():
     moved = delivery(dead_letter_source=QueueKey(ACCOUNT, "src"))
-    assert attributes.system_attributes(CTX, moved, ["DeadLetterQueueSourceArn"]) == {
+    assert message_attributes.system_attributes(CTX, moved, ["DeadLetterQueueSourceArn"]) == {
         "DeadLetterQueueSourceArn": f"arn:aws:sqs:us-east-1:{ACCOUNT}:src"
     }
 
@@ -248,8 +251,9 @@ USER = {
     ],
 )
 def test_message_attributes_are_selected_by_name_prefix_or_all(requested, expected):
-    assert set(attributes.select_message_attributes(USER, requested)) == expected
+    assert set(message_attributes.select_message_attributes(USER, requested)) == expected
 
 
 def test_a_binary_attribute_value_stays_bytes_for_the_renderers():
-    assert attributes.attribute_value(USER["ab"]) == {"DataType": "Binary", "BinaryValue": b"\x01"}
+    value = message_attributes.attribute_value(USER["ab"])
+    assert value == {"DataType": "Binary", "BinaryValue": b"\x01"}

@@ -13,7 +13,7 @@ import pytest
 from hopper.core.errors import QueueError
 from hopper.core.service import QueueService
 from hopper.store.memory import MemoryQueueStore
-from hopper.wire import attributes
+from hopper.wire import redrive_policies
 from hopper.wire.actions import ACTIONS
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, from_core
@@ -215,12 +215,12 @@ def by_queue(count: int) -> str:
     ids=["byQueue 1", "byQueue 10", "allowAll", "denyAll", "empty"],
 )
 def test_a_redrive_allow_policy_in_shape_is_stored_as_sent(text):
-    assert attributes.check_redrive_allow_policy(text) == text
+    assert redrive_policies.check_redrive_allow_policy(text) == text
 
 
 def test_more_than_10_source_queues_are_refused():
     with pytest.raises(SqsError) as caught:
-        attributes.check_redrive_allow_policy(by_queue(11))
+        redrive_policies.check_redrive_allow_policy(by_queue(11))
     assert caught.value.name == "InvalidParameterValue"
     assert caught.value.message.endswith(
         "Reason: The maximum number of source queue ARNs you can specify is 10."
@@ -244,7 +244,7 @@ def test_more_than_10_source_queues_are_refused():
 )
 def test_a_redrive_allow_policy_out_of_shape_is_an_invalid_parameter_value(text):
     with pytest.raises(SqsError) as caught:
-        attributes.check_redrive_allow_policy(text)
+        redrive_policies.check_redrive_allow_policy(text)
     assert caught.value.name == "InvalidParameterValue"
     assert caught.value.message.startswith(f"Value {text} for parameter RedriveAllowPolicy")
 

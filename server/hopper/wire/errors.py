@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopper.core import errors as core
+from hopper.wire.attribute_names import sqs_attribute_name
 
 _SQS = "com.amazonaws.sqs#"
 _CORAL = "com.amazon.coral.service#"
@@ -122,9 +123,6 @@ _ALLOWED_CHARACTERS = (
 
 
 def _attribute_label(field: str) -> str:
-    # Imported late: attributes.py imports this module for its own errors.
-    from hopper.wire.attributes import sqs_attribute_name
-
     return sqs_attribute_name(field)
 
 

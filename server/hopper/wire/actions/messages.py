@@ -9,7 +9,7 @@ from hopper.core.bounds import Adjustments
 from hopper.core.errors import QueueError
 from hopper.core.model import Delivery, MessageDraft, QueueKey, SendResult
 from hopper.core.service import QueueService
-from hopper.wire import adjustments, attributes, digests, duplicates, validate
+from hopper.wire import adjustments, digests, duplicates, message_attributes, validate
 from hopper.wire.actions.batches import batch_result, failure
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, missing_parameter
@@ -148,15 +148,15 @@ def _message(
         "MD5OfBody": digests.md5_of_body(message.body),
         "Body": message.body,
     }
-    system = attributes.system_attributes(ctx, delivery, system_names)
+    system = message_attributes.system_attributes(ctx, delivery, system_names)
     if system:
         out["Attributes"] = system
     # The digest covers the attributes returned, which is what SDKs recompute.
-    selected = attributes.select_message_attributes(message.attributes, user_names)
+    selected = message_attributes.select_message_attributes(message.attributes, user_names)
     md5 = digests.md5_of_attributes(selected)
     if md5 is not None:
         out["MD5OfMessageAttributes"] = md5
         out["MessageAttributes"] = {
-            name: attributes.attribute_value(value) for name, value in selected.items()
+            name: message_attributes.attribute_value(value) for name, value in selected.items()
         }
     return out

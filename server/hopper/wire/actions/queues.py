@@ -10,7 +10,7 @@ from typing import Any
 from hopper.core.errors import InvalidAttributeValue
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
-from hopper.wire import attributes, validate
+from hopper.wire import queue_attributes, redrive_policies, validate
 from hopper.wire.context import RequestContext
 from hopper.wire.queue_urls import addressed_queue, no_such_queue, queue_url
 
@@ -20,7 +20,7 @@ async def create_queue(
 ) -> dict[str, Any]:
     name = validate.required_str(params, "QueueName")
     given = validate.as_str_map(params, "Attributes")
-    settings = attributes.settings_from(given, fifo=attributes.requested_fifo(given))
+    settings = queue_attributes.settings_from(given, fifo=queue_attributes.requested_fifo(given))
     tags = validate.as_str_map(params, "tags")
     with _redrive_policy_refused(given):
         _check_own_dead_letter(ctx, settings)
@@ -69,14 +69,15 @@ async def get_queue_attributes(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
-    names = attributes.check_queue_attribute_names(validate.as_str_list(params, "AttributeNames"))
+    requested = validate.as_str_list(params, "AttributeNames")
+    names = queue_attributes.check_queue_attribute_names(requested)
     record = await service.get_queue(key)
-    stats = await service.queue_stats(key) if attributes.needs_stats(names) else None
-    values = attributes.queue_attributes(ctx, record, stats, names)
-    if attributes.needs_dead_letter_depth(names):
+    stats = await service.queue_stats(key) if queue_attributes.needs_stats(names) else None
+    values = queue_attributes.queue_attributes(ctx, record, stats, names)
+    if queue_attributes.needs_dead_letter_depth(names):
         depth = await service.dead_letter_depth(key)
-        values.update(attributes.operator_attributes(None, depth, 0.0, names))
-    values.update(attributes.operator_attributes(stats, None, service.clock.time(), names))
+        values.update(queue_attributes.operator_attributes(None, depth, 0.0, names))
+    values.update(queue_attributes.operator_attributes(stats, None, service.clock.time(), names))
     return {"Attributes": values} if values else {}
 
 
@@ -87,7 +88,7 @@ async def set_queue_attributes(
     validate.required(params, "Attributes")
     given = validate.as_str_map(params, "Attributes")
     record = await service.get_queue(key)
-    settings = attributes.settings_from(given, fifo=record.config.fifo)
+    settings = queue_attributes.settings_from(given, fifo=record.config.fifo)
     with _redrive_policy_refused(given):
         _check_own_dead_letter(ctx, settings)
         await service.set_queue_attributes(key, settings)
@@ -113,7 +114,7 @@ def _redrive_policy_refused(given: dict[str, str]) -> Iterator[None]:
     except InvalidAttributeValue as error:
         if error.attribute != "dead_letter":
             raise
-        raise attributes.redrive_error(given.get("RedrivePolicy", ""), error.reason) from None
+        raise redrive_policies.redrive_error(given.get("RedrivePolicy", ""), error.reason) from None
 
 
 async def purge_queue(

@@ -1,11 +1,10 @@
-"""Queue attributes and message attributes as SQS names and spells them.
+"""Queue attributes as SQS names and spells them.
 
-The queue attribute table joins each settable SQS attribute to its `QueueConfig` field
-(or to `extra`, for the ones the core only stores and echoes), with its parser and
-its range. `settings_from` turns a client's `Attributes` into the `settings` mapping
-QueueService.create_queue / set_queue_attributes take; `queue_attributes` renders
-GetQueueAttributes. The message half selects the system and user attributes a
-ReceiveMessage asked for.
+The queue attribute table joins each settable SQS attribute to its parser and its
+range; its `QueueConfig` field comes from attribute_names.py (the attributes the core
+only stores and echoes go to `extra`). `settings_from` turns a client's `Attributes`
+into the `settings` mapping QueueService.create_queue / set_queue_attributes take;
+`queue_attributes` renders GetQueueAttributes.
 """
 
 from __future__ import annotations
@@ -16,23 +15,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopper.core import limits
-from hopper.core.model import (
-    DeadLetterRule,
-    Delivery,
-    MessageAttribute,
-    QueueRecord,
-    QueueStats,
-)
+from hopper.core.model import QueueRecord, QueueStats
+from hopper.wire.attribute_names import FIELD_NAMES, MAXIMUM_QUEUE_DEPTH
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError
-from hopper.wire.queue_urls import parse_queue_arn, queue_arn
+from hopper.wire.queue_urls import queue_arn
+from hopper.wire.redrive_policies import (
+    check_redrive_allow_policy,
+    parse_redrive_policy,
+    redrive_policy_text,
+)
 
 
 @dataclass(frozen=True)
 class _Setting:
-    """One settable attribute: where it goes and how its text is read."""
+    """One settable attribute: how its text is read, and whether only FIFO queues
+    have it."""
 
-    field: str  # the QueueConfig field, or "extra"
     parse: Callable[[str, str], Any]  # (SQS name, text) -> typed value, or raise
     fifo_only: bool = False
 
@@ -99,36 +98,28 @@ def _depth(name: str, text: str) -> int | None:
     return _integer(0, limits.MAX_QUEUE_DEPTH_SETTING)(name, text) or None
 
 
-# hopper's depth ceiling, a settable extension attribute (see the operator ones below).
-MAXIMUM_QUEUE_DEPTH = "Hopper.MaximumQueueDepth"
-
 _SETTINGS: dict[str, _Setting] = {
-    "VisibilityTimeout": _Setting("visibility_timeout", _seconds(0, limits.MAX_VISIBILITY_TIMEOUT)),
+    "VisibilityTimeout": _Setting(_seconds(0, limits.MAX_VISIBILITY_TIMEOUT)),
     "MaximumMessageSize": _Setting(
-        "maximum_message_size", _integer(limits.MIN_MESSAGE_SIZE_SETTING, limits.MAX_MESSAGE_SIZE)
+        _integer(limits.MIN_MESSAGE_SIZE_SETTING, limits.MAX_MESSAGE_SIZE)
     ),
     "MessageRetentionPeriod": _Setting(
-        "message_retention_period",
-        _seconds(limits.MIN_RETENTION_SECONDS, limits.MAX_RETENTION_SECONDS),
+        _seconds(limits.MIN_RETENTION_SECONDS, limits.MAX_RETENTION_SECONDS)
     ),
-    "DelaySeconds": _Setting("delay_seconds", _seconds(0, limits.MAX_DELAY_SECONDS)),
-    "ReceiveMessageWaitTimeSeconds": _Setting(
-        "receive_message_wait_time_seconds", _seconds(0, limits.MAX_WAIT_TIME_SECONDS)
-    ),
-    "RedrivePolicy": _Setting("dead_letter", lambda name, text: parse_redrive_policy(text)),
-    "FifoQueue": _Setting("fifo", _boolean),
+    "DelaySeconds": _Setting(_seconds(0, limits.MAX_DELAY_SECONDS)),
+    "ReceiveMessageWaitTimeSeconds": _Setting(_seconds(0, limits.MAX_WAIT_TIME_SECONDS)),
+    "RedrivePolicy": _Setting(lambda name, text: parse_redrive_policy(text)),
+    "FifoQueue": _Setting(_boolean),
     # The core knows ContentBasedDeduplication is FIFO-only and says so itself.
-    "ContentBasedDeduplication": _Setting("content_based_deduplication", _boolean),
-    "Policy": _Setting("extra", _json_text),
-    "RedriveAllowPolicy": _Setting("extra", lambda name, text: check_redrive_allow_policy(text)),
-    "KmsMasterKeyId": _Setting("extra", _verbatim),
-    "KmsDataKeyReusePeriodSeconds": _Setting("extra", lambda n, t: str(_integer(60, 86_400)(n, t))),
-    "SqsManagedSseEnabled": _Setting("extra", _boolean_text),
-    "DeduplicationScope": _Setting("extra", _one_of("messageGroup", "queue"), fifo_only=True),
-    "FifoThroughputLimit": _Setting(
-        "extra", _one_of("perQueue", "perMessageGroupId"), fifo_only=True
-    ),
-    MAXIMUM_QUEUE_DEPTH: _Setting("maximum_depth", _depth),
+    "ContentBasedDeduplication": _Setting(_boolean),
+    "Policy": _Setting(_json_text),
+    "RedriveAllowPolicy": _Setting(lambda name, text: check_redrive_allow_policy(text)),
+    "KmsMasterKeyId": _Setting(_verbatim),
+    "KmsDataKeyReusePeriodSeconds": _Setting(lambda n, t: str(_integer(60, 86_400)(n, t))),
+    "SqsManagedSseEnabled": _Setting(_boolean_text),
+    "DeduplicationScope": _Setting(_one_of("messageGroup", "queue"), fifo_only=True),
+    "FifoThroughputLimit": _Setting(_one_of("perQueue", "perMessageGroupId"), fifo_only=True),
+    MAXIMUM_QUEUE_DEPTH: _Setting(_depth),
 }
 
 _READ_ONLY = (
@@ -140,13 +131,8 @@ _READ_ONLY = (
     "QueueArn",
 )
 
-_FIELD_NAMES = {s.field: name for name, s in _SETTINGS.items() if s.field != "extra"}
-
-
-def sqs_attribute_name(field: str) -> str:
-    """The SQS attribute name of a QueueConfig field (`visibility_timeout` ->
-    `VisibilityTimeout`); anything else (an extra's SQS name) is returned unchanged."""
-    return _FIELD_NAMES.get(field, field)
+# SQS attribute name -> its QueueConfig field; the others go to `extra`.
+_FIELDS = {name: field for field, name in FIELD_NAMES.items()}
 
 
 def unknown_attribute(name: str) -> SqsError:
@@ -168,10 +154,11 @@ def settings_from(attributes: Mapping[str, str], *, fifo: bool) -> dict[str, Any
         if setting is None or (setting.fifo_only and not fifo):
             raise unknown_attribute(name)
         value = setting.parse(name, text)
-        if setting.field == "extra":
+        field = _FIELDS.get(name)
+        if field is None:
             extra[name] = value
         else:
-            settings[setting.field] = value
+            settings[field] = value
     _check_encryption(attributes)
     if extra:
         settings["extra"] = extra
@@ -191,100 +178,10 @@ def _check_encryption(attributes: Mapping[str, str]) -> None:
         )
 
 
-_REDRIVE_PERMISSIONS = ("allowAll", "denyAll", "byQueue")
-
-
-def check_redrive_allow_policy(text: str) -> str:
-    """RedriveAllowPolicy's JSON `{"redrivePermission": allowAll|denyAll|byQueue,
-    "sourceQueueArns": [...]}` (the ARNs with byQueue only, 1 to 10 of them); stored as
-    sent. An empty text removes the policy."""
-    if text == "":
-        return text
-    try:
-        policy = json.loads(text)
-    except ValueError:
-        policy = None
-    unsupported = (
-        "Amazon SQS can't create the redrive allow policy, as it's in an unsupported format."
-    )
-    if not isinstance(policy, dict) or policy.get("redrivePermission") not in _REDRIVE_PERMISSIONS:
-        raise _policy_error(text, unsupported)
-    arns = policy.get("sourceQueueArns")
-    if policy["redrivePermission"] != "byQueue":
-        if arns is not None:
-            raise _policy_error(text, unsupported)
-        return text
-    if not isinstance(arns, list) or not arns or not all(
-        isinstance(arn, str) and parse_queue_arn(arn) is not None for arn in arns
-    ):
-        raise _policy_error(text, unsupported)
-    if len(arns) > limits.MAX_REDRIVE_ALLOW_SOURCES:
-        raise _policy_error(
-            text,
-            "The maximum number of source queue ARNs you can specify is "
-            f"{limits.MAX_REDRIVE_ALLOW_SOURCES}.",
-        )
-    return text
-
-
-def _policy_error(text: str, reason: str) -> SqsError:
-    return SqsError(
-        "InvalidParameterValue",
-        f"Value {text} for parameter RedriveAllowPolicy is invalid. Reason: {reason}",
-    )
-
-
 def requested_fifo(attributes: Mapping[str, str]) -> bool:
     """Whether a CreateQueue's attributes ask for a FIFO queue."""
     text = attributes.get("FifoQueue")
     return text is not None and _boolean("FifoQueue", text)
-
-
-def parse_redrive_policy(text: str) -> DeadLetterRule | None:
-    """RedrivePolicy's JSON `{"deadLetterTargetArn": ..., "maxReceiveCount": ...}`; an
-    empty text removes the policy (as on AWS)."""
-    if text == "":
-        return None
-    try:
-        policy = json.loads(text)
-    except ValueError:
-        policy = None
-    if not isinstance(policy, dict):
-        raise redrive_error(text, "Redrive policy is not a valid JSON map.")
-    for member in ("deadLetterTargetArn", "maxReceiveCount"):
-        if member not in policy:
-            raise redrive_error(
-                text, f"Redrive policy does not contain mandatory attribute: {member}."
-            )
-    arn = policy["deadLetterTargetArn"]
-    target = parse_queue_arn(arn) if isinstance(arn, str) else None
-    if target is None:
-        raise redrive_error(text, "Invalid value for deadLetterTargetArn.")
-    return DeadLetterRule(target, _max_receive_count(text, policy["maxReceiveCount"]))
-
-
-def _max_receive_count(text: str, value: Any) -> int:
-    low, high = limits.MIN_MAX_RECEIVE_COUNT, limits.MAX_MAX_RECEIVE_COUNT
-    count: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        count = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        count = int(value.strip())
-    if count is None or not low <= count <= high:
-        raise redrive_error(
-            text,
-            f"Invalid value for maxReceiveCount: {value}, valid values are from {low} to "
-            f"{high} both inclusive.",
-        )
-    return count
-
-
-def redrive_error(text: str, reason: str) -> SqsError:
-    """How AWS refuses a RedrivePolicy: an invalid value of the parameter, quoted."""
-    return SqsError(
-        "InvalidParameterValue",
-        f"Value {text} for parameter RedrivePolicy is invalid. Reason: {reason}",
-    )
 
 
 # --- getting --------------------------------------------------------------------------
@@ -433,16 +330,6 @@ def _all_values(
     return values
 
 
-def redrive_policy_text(ctx: RequestContext, rule: DeadLetterRule) -> str:
-    """RedrivePolicy as AWS returns it: compact JSON, deadLetterTargetArn first and
-    maxReceiveCount as a number."""
-    policy = {
-        "deadLetterTargetArn": queue_arn(ctx, rule.target),
-        "maxReceiveCount": rule.max_receive_count,
-    }
-    return json.dumps(policy, separators=(",", ":"))
-
-
 def _whole(seconds: float) -> str:
     return str(int(seconds))
 
@@ -451,83 +338,3 @@ def _bool_text(value: bool) -> str:
     return "true" if value else "false"
 
 
-# --- message attributes on receive ------------------------------------------------------
-
-# hopper's extension: the delivery's fencing token, returned when asked for by name or All.
-FENCING_TOKEN = "FencingToken"
-
-
-def system_attributes(
-    ctx: RequestContext, delivery: Delivery, requested: Iterable[str]
-) -> dict[str, str]:
-    """The message system attributes a receive asked for (`AttributeNames` and
-    `MessageSystemAttributeNames` together; `All` is every one this message has)."""
-    wanted = set(requested)
-    if not wanted:  # the common receive: none asked for, none built
-        return {}
-    values = _system_values(ctx, delivery)
-    if "All" in wanted:
-        return values
-    return {name: value for name, value in values.items() if name in wanted}
-
-
-def _system_values(ctx: RequestContext, delivery: Delivery) -> dict[str, str]:
-    message = delivery.message
-    values = {
-        "SenderId": ctx.account,
-        "SentTimestamp": _millis(message.sent_at),
-        "ApproximateReceiveCount": str(delivery.receive_count),
-        "ApproximateFirstReceiveTimestamp": _millis(delivery.first_received_at),
-    }
-    optional = {
-        "SequenceNumber": None if message.sequence_number is None else str(message.sequence_number),
-        "MessageDeduplicationId": message.deduplication_id,
-        "MessageGroupId": message.group_id,
-        "AWSTraceHeader": message.trace_header,
-        "DeadLetterQueueSourceArn": (
-            None
-            if message.dead_letter_source is None
-            else queue_arn(ctx, message.dead_letter_source)
-        ),
-    }
-    values.update({name: value for name, value in optional.items() if value is not None})
-    values[FENCING_TOKEN] = str(delivery.token)
-    return values
-
-
-def _millis(epoch_seconds: float) -> str:
-    return str(int(epoch_seconds * 1000))
-
-
-def select_message_attributes(
-    attributes: Mapping[str, MessageAttribute], requested: Iterable[str]
-) -> dict[str, MessageAttribute]:
-    """The user attributes `MessageAttributeNames` selects: `All` or `.*` for every one,
-    `prefix.*` for names starting with `prefix` (AWS gives `Hello` and `Help.Me` for
-    `Hel.*`: LocalStack's AWS snapshot test_receive_message_message_attribute_names_filters),
-    otherwise exact names."""
-    patterns = list(requested)
-    if any(pattern in ("All", ".*") for pattern in patterns):
-        return dict(attributes)
-    return {
-        name: attribute
-        for name, attribute in attributes.items()
-        if any(_matches(name, pattern) for pattern in patterns)
-    }
-
-
-def _matches(name: str, pattern: str) -> bool:
-    if pattern.endswith(".*"):
-        return name.startswith(pattern[:-2])
-    return name == pattern
-
-
-def attribute_value(attribute: MessageAttribute) -> dict[str, Any]:
-    """A user attribute in the result shape; BinaryValue stays bytes (the renderers
-    base64 it)."""
-    value: dict[str, Any] = {"DataType": attribute.data_type}
-    if attribute.binary_value is not None:
-        value["BinaryValue"] = attribute.binary_value
-    if attribute.string_value is not None:
-        value["StringValue"] = attribute.string_value
-    return value
