@@ -23,7 +23,7 @@ from hopper.core.errors import QueueError
 from hopper.core.events import Events
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, SendResult
 from hopper.core.store import QueueStore
-from hopper.core.wakeups import Wakeups, Watch
+from hopper.core.wakeups import Wakeups, Watch, news
 
 # A long poll never sleeps less than this between looks, so a store clock that runs a
 # little behind ours cannot turn the loop into a busy wait.
@@ -251,11 +251,7 @@ class LongPolls:
     ) -> None:
         """Wake as many local waiters as the send made messages receivable right away;
         a delayed message's deadline is one the waiters should sleep until at most."""
-        enqueued = [
-            message
-            for message, result in zip(sent, results, strict=True)
-            if not (result.duplicate or result.refused or result.delivery is not None)
-        ]
+        enqueued = news(sent, results)
         receivable = sum(message.delay <= 0 for message in enqueued)
         delays = [message.delay for message in enqueued if message.delay > 0]
         if delays:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import uuid
 from collections.abc import Callable
 
@@ -34,6 +35,45 @@ BATCH_LIMIT = 100
 NO_SUCH_QUEUE = "AWS.SimpleQueueService.NonExistentQueue"
 
 Arrived = Callable[[QueueKey], None]
+
+
+# --- the state changes of a task ---------------------------------------------------------
+# The rule each store applies atomically: the in-memory store calls these, the Postgres
+# store runs them as the guarded UPDATEs `cancel_move_task` and `advance_move_task` in
+# queries.sql (a read-modify-write across round trips would race another process's
+# runner), and tests/contract/test_move_tasks.py pins both to the same outcomes.
+
+
+def cancelled(task: MoveTask) -> MoveTask:
+    """CancelMessageMoveTask's change: a RUNNING task becomes CANCELLING (its runner
+    finishes it as CANCELLED); any other task is left as it is."""
+    if task.status is not MoveTaskStatus.RUNNING:
+        return task
+    return dataclasses.replace(task, status=MoveTaskStatus.CANCELLING)
+
+
+def advanced(
+    task: MoveTask,
+    *,
+    moved: int,
+    lease_until: float,
+    finish: MoveTaskStatus | None,
+    failure_reason: str | None,
+) -> MoveTask:
+    """A runner's report: `moved` more messages and a renewed lease; then a CANCELLING
+    task becomes CANCELLED, and a RUNNING one becomes `finish` (with `failure_reason`)
+    when given. A task no longer active is left as it is."""
+    if not task.status.active:
+        return task
+    status, reason = task.status, task.failure_reason
+    if status is MoveTaskStatus.CANCELLING:
+        status = MoveTaskStatus.CANCELLED
+    elif finish is not None:
+        status, reason = finish, failure_reason
+    return dataclasses.replace(
+        task, moved=task.moved + moved, lease_until=lease_until, status=status,
+        failure_reason=reason,
+    )
 
 
 class MoveTasks:

@@ -23,10 +23,22 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from hopper.core.model import Delivery, QueueKey
+from hopper.core.model import Delivery, NewMessage, QueueKey, SendResult
+
+
+def news(sent: Sequence[NewMessage], results: Sequence[SendResult]) -> list[NewMessage]:
+    """The messages of a send that are news to waiters, in this process or another:
+    those enqueued (no duplicate, none refused at the depth ceiling) and not already
+    handed to a long poll as they arrived (core/handoff.py). Those without a delay are
+    receivable now; the others at their delay's end."""
+    return [
+        message
+        for message, result in zip(sent, results, strict=True)
+        if not (result.duplicate or result.refused or result.delivery is not None)
+    ]
 
 
 class Watch:

@@ -3,6 +3,16 @@
 One asyncio loop owns the store and no method awaits in the middle of its work, so
 each call is atomic without locks. Retention is applied lazily: expired messages are
 dropped whenever a method looks at the queue's messages.
+
+Rules stated in the core and called here: receipt classification
+(core/outcomes.py), the move-task state changes (core/move_tasks.py), which messages
+may be enqueued already delivered (core/handoff.py), fair-queue priority
+(core/fairness.py). Rules this store implements itself, as the Postgres store does in
+its statements, because each is the atomic step of one store intent and a store must
+decide it over its own data: the claim (receive order, group locks, dead-lettering,
+fairness ranking), deduplication windows and live keys, the depth ceiling, FIFO
+receive attempts, and the move of messages between queues. tests/contract/ pins both
+stores to the same outcomes for each.
 """
 
 from __future__ import annotations
@@ -14,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from hopper.core import fairness, handoff, limits
+from hopper.core import fairness, handoff, limits, move_tasks
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
@@ -620,9 +630,8 @@ class MemoryQueueStore:
 
     async def cancel_move_task(self, task_id: str) -> MoveTask | None:
         task = self._move_tasks.get(task_id)
-        if task is not None and task.status is MoveTaskStatus.RUNNING:
-            task = dataclasses.replace(task, status=MoveTaskStatus.CANCELLING)
-            self._move_tasks[task_id] = task
+        if task is not None:
+            task = self._move_tasks[task_id] = move_tasks.cancelled(task)
         return task
 
     async def advance_move_task(
@@ -635,21 +644,11 @@ class MemoryQueueStore:
         failure_reason: str | None = None,
     ) -> MoveTask | None:
         task = self._move_tasks.get(task_id)
-        if task is None or not task.status.active:
-            return task
-        status, reason = task.status, task.failure_reason
-        if status is MoveTaskStatus.CANCELLING:
-            status = MoveTaskStatus.CANCELLED
-        elif finish is not None:
-            status, reason = finish, failure_reason
-        task = dataclasses.replace(
-            task,
-            moved=task.moved + moved,
-            lease_until=lease_until,
-            status=status,
-            failure_reason=reason,
-        )
-        self._move_tasks[task_id] = task
+        if task is not None:
+            task = self._move_tasks[task_id] = move_tasks.advanced(
+                task, moved=moved, lease_until=lease_until, finish=finish,
+                failure_reason=failure_reason,
+            )
         return task
 
     async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:

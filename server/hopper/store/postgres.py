@@ -8,6 +8,17 @@ the send statements (sends.py), receipts read from rows (receipts.py), and rows 
 ways (rows.py). Batches go in one round trip as parallel arrays (`unnest`). The guards
 (fencing token, lease, deduplication window) are in the statements' WHERE clauses, so
 every outcome is decided atomically.
+
+Rules stated in the core and called here: receipt classification (core/outcomes.py,
+from the facts the guarded statements return), which sent messages are news to waiters
+(core/wakeups.py), which may be enqueued already delivered (core/handoff.py). Rules the
+statements implement themselves, as the in-memory store does in Python, because each
+must be decided inside one statement (a read-modify-write across round trips would
+race other processes): the claim (`receive_messages`, and `receive_fair_messages`
+with fair-queue priority, core/fairness.py), deduplication windows and live keys, the
+depth ceiling, FIFO receive attempts, moves between queues, and the move-task state
+changes (the guarded UPDATEs of core/move_tasks.py's `cancelled` and `advanced`).
+tests/contract/ pins both stores to the same outcomes for each.
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.core.store import WakeUp
+from hopper.core.wakeups import news
 from hopper.store.coalesce import Coalescer
 from hopper.store.connections import (
     DATABASE_ERRORS,
@@ -291,9 +303,7 @@ class PostgresQueueStore:
         only delayed ones were sent, with no count (their waiters re-read deadlines)."""
         if self.listener is None:
             return
-        pairs = zip(sent, results, strict=True)
-        # (a message enqueued already delivered is no news to anyone)
-        enqueued = [m for m, r in pairs if not (r.duplicate or r.refused or m.lease is not None)]
+        enqueued = news(sent, results)
         if enqueued:
             receivable = sum(m.delay <= 0 for m in enqueued)
             self.listener.poke(key, receivable or None)
