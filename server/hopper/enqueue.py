@@ -26,7 +26,6 @@ in their transaction: see its comment for what it checks.
 from __future__ import annotations
 
 import contextlib
-import json
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -35,12 +34,11 @@ from urllib.parse import unquote, urlsplit
 import asyncpg
 
 from hopper.core.errors import QueueError
-from hopper.core.model import QueueKey, QueueRecord
+from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
 from hopper.store.listener import CHANNEL, payload
 from hopper.store.postgres import PostgresQueueStore
-from hopper.store.rows import record
-from hopper.store.schema import checked_schema
+from hopper.store.schema import checked_schema, queries
 from hopper.wire.actions.messages import message_draft, sent
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, from_core
@@ -48,6 +46,7 @@ from hopper.wire.errors import SqsError, from_core
 DEFAULT_ACCOUNT = "000000000000"
 # Notifications carry the sender's instance; a server ignores only its own.
 _INSTANCE = "enqueue"
+_SQL = queries()
 
 
 class NotInTransaction(RuntimeError):
@@ -86,14 +85,14 @@ async def send(
         trace_header=None, request_id=str(uuid.uuid4()),
     )
     draft = message_draft(ctx, params)
-    service = QueueService(_TransactionStore(connection, schema))
-    saved = await connection.fetchval("SELECT current_setting('search_path')")
+    service = QueueService(PostgresQueueStore.on_connection(connection, schema=schema))
+    saved = await connection.fetchval(_SQL["search_path"])
     # hopper's statements name no schema: point them at hopper's for this transaction.
-    await connection.execute("SELECT set_config('search_path', $1, true)", checked_schema(schema))
+    await connection.execute(_SQL["set_search_path"], checked_schema(schema))
     try:
         result = await service.send(key, draft)
         if not result.duplicate:
-            await connection.execute("SELECT pg_notify($1, $2)", CHANNEL, payload(_INSTANCE, key))
+            await connection.execute(_SQL["notify"], CHANNEL, [payload(_INSTANCE, key)])
     except QueueError as error:
         raise from_core(error) from None
     finally:
@@ -105,7 +104,7 @@ async def send(
 async def _restore(connection: asyncpg.Connection, search_path: str) -> None:
     # A failed transaction can only roll back now, and rolling back restores it.
     with contextlib.suppress(asyncpg.InFailedSQLTransactionError):
-        await connection.execute("SELECT set_config('search_path', $1, true)", search_path)
+        await connection.execute(_SQL["set_search_path"], search_path)
 
 
 def _queue_key(queue: str, account_id: str) -> QueueKey:
@@ -115,29 +114,3 @@ def _queue_key(queue: str, account_id: str) -> QueueKey:
     if len(parts) != 2 or not all(parts):
         raise SqsError("QueueDoesNotExist", "The specified queue does not exist.")
     return QueueKey(parts[0], parts[1])
-
-
-class _TransactionStore(PostgresQueueStore):
-    """The Postgres store's statements, run on the caller's connection (inside its
-    transaction) instead of a pool of hopper's own. Only what a send uses is needed:
-    no pool, no listener (the notification is sent by `send`, in the transaction)."""
-
-    def __init__(self, connection: asyncpg.Connection, schema: str) -> None:
-        super().__init__("", schema=schema, listen=False, coalesce=False)
-        self._connection = connection
-
-    @property
-    def _db(self) -> Any:  # the store's statements need only fetch/fetchrow
-        return self._connection
-
-    async def get_queue(self, key: QueueKey) -> QueueRecord | None:
-        # The application's connection reads jsonb as text (hopper's pool decodes it
-        # with a codec; a connection-wide codec is not ours to set on someone else's).
-        row = await self._connection.fetchrow(self._sql["get_queue"], key.account, key.name)
-        if row is None:
-            return None
-        fields = dict(row.items())
-        for column in ("config", "tags"):
-            if isinstance(fields[column], str):
-                fields[column] = json.loads(fields[column])
-        return record(fields)  # type: ignore[arg-type]  # a mapping serves as a Record

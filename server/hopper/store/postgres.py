@@ -110,6 +110,8 @@ class PostgresQueueStore:
         self._notify_delay = notify_delay
         self._sql = queries()
         self._pool: asyncpg.Pool | None = None
+        # The caller's connection, for a store made by on_connection().
+        self._connection: Connectable | None = None
         self._wake: WakeUp | None = None
         self.listener: Listener | None = None
         # Fair queues: per queue, whether its last receive here saw messages with group
@@ -131,6 +133,20 @@ class PostgresQueueStore:
         self._dead_lettered: Counter[QueueKey] = Counter()
 
     # --- life cycle -----------------------------------------------------------------
+
+    @classmethod
+    def on_connection(
+        cls, connection: Connectable, *, schema: str = "hopper"
+    ) -> PostgresQueueStore:
+        """A store whose queue look-ups and sends run on `connection`, the caller's
+        (inside the caller's transaction: hopper.enqueue), instead of a pool of its own.
+        It is neither started nor closed (the connection stays the caller's), sends no
+        notifications (the caller does, in its transaction) and shares no statement with
+        other sends. Its statements name no schema: the caller's search_path must lead
+        to hopper's schema while it runs them."""
+        store = cls("", schema=schema, listen=False, coalesce=False)
+        store._connection = connection
+        return store
 
     async def start(self, wake: WakeUp) -> None:
         """Open the pool and the listener. Raises DatabaseUnreachable, and
@@ -193,6 +209,12 @@ class PostgresQueueStore:
             raise StoreUnavailable("the store is not started")
         return self._pool
 
+    @property
+    def _on(self) -> Connectable | asyncpg.Pool:
+        """Where a look-up or a send runs: the caller's connection (on_connection), or
+        the pool."""
+        return self._connection if self._connection is not None else self._db
+
     # --- queues ---------------------------------------------------------------------
 
     async def create_queue(
@@ -219,7 +241,7 @@ class PostgresQueueStore:
 
     async def get_queue(self, key: QueueKey) -> QueueRecord | None:
         with translated(key):
-            row = await self._db.fetchrow(self._sql["get_queue"], key.account, key.name)
+            row = await self._on.fetchrow(self._sql["get_queue"], key.account, key.name)
         return None if row is None else record(row)
 
     async def list_queues(
@@ -285,7 +307,7 @@ class PostgresQueueStore:
         unique, positions = first_uses(messages) if repeats else (list(messages), None)
         with translated(key):
             if repeats or not self._coalesce:
-                results = await send_unique(self._db, self._sql, key, unique, now, max_depth)
+                results = await send_unique(self._on, self._sql, key, unique, now, max_depth)
             else:  # no keys to take: concurrent sends of the queue share a statement
                 results = await self._sends.submit((key, now, max_depth), unique)
         self._tell_others(key, unique, results)
@@ -310,7 +332,7 @@ class PostgresQueueStore:
 
     async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
         key, now, max_depth = group
-        return await send_unique(self._db, self._sql, key, messages, now, max_depth)
+        return await send_unique(self._on, self._sql, key, messages, now, max_depth)
 
     async def receive(
         self,

@@ -9,6 +9,7 @@ do not keep key order; binary values are base64.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -77,11 +78,17 @@ def config_from(data: Mapping[str, Any]) -> QueueConfig:
 def record(row: asyncpg.Record) -> QueueRecord:
     return QueueRecord(
         key=QueueKey(row["account"], row["name"]),
-        config=config_from(row["config"]),
+        config=config_from(_jsonb(row["config"])),
         created_at=row["created_at"],
         last_modified_at=row["last_modified_at"],
-        tags=row["tags"],
+        tags=_jsonb(row["tags"]),
     )
+
+
+def _jsonb(value: Any) -> Any:
+    # The store's pool decodes jsonb with a codec; a caller's connection (hopper.enqueue)
+    # reads it as text, and a connection-wide codec is not ours to set on it.
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def attributes_json(attributes: Mapping[str, MessageAttribute]) -> list[dict[str, str]]:

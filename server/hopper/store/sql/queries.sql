@@ -694,6 +694,15 @@ SELECT account, name FROM queues;
 -- name: notify
 SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 
+-- name: search_path
+-- The session's search_path (hopper.enqueue restores it after its send).
+SELECT current_setting('search_path');
+
+-- name: set_search_path
+-- $1: the search_path for the rest of the current transaction (hopper.enqueue points
+-- it at hopper's schema, whose statements name none).
+SELECT set_config('search_path', $1, true);
+
 -- name: sweep_expired
 WITH t AS (SELECT coalesce($1::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- per queue, its messages past retention, oldest first (messages_queue_sent), bounded
