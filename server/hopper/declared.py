@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from hopper.core.errors import QueueError
-from hopper.core.model import QueueConfig, QueueKey
+from hopper.core.errors import QueueError, QueueNotFound
+from hopper.core.model import QueueConfig, QueueKey, QueueRecord
 from hopper.core.service import QueueService
 from hopper.settings import Settings, SettingsError
 from hopper.wire import attribute_names, queue_attributes
@@ -181,7 +181,7 @@ async def _guarded(queue: DeclaredQueue, work: Any) -> Any:
 
 async def _apply_queue(service: QueueService, queue: DeclaredQueue) -> list[str] | None:
     """None when the queue was created; else the names of what was updated."""
-    existing = await service.store.get_queue(queue.key)
+    existing = await _found(service, queue.key)
     if existing is None:
         await service.create_queue(queue.key, queue.settings, queue.tags or {})
         return None
@@ -250,7 +250,7 @@ def guarded(actions: Mapping[str, Handler]) -> dict[str, Handler]:
         service: QueueService, ctx: RequestContext, params: dict[str, Any]
     ) -> dict[str, Any]:
         name = params.get("QueueName")
-        if isinstance(name, str) and await service.store.get_queue(QueueKey(ctx.account, name)):
+        if isinstance(name, str) and await _found(service, QueueKey(ctx.account, name)):
             return await create(service, ctx, params)
         raise access_denied(ctx, "CreateQueue")
 
@@ -268,3 +268,11 @@ def access_denied(ctx: RequestContext, action: str) -> SqsError:
         f"Access to the resource {ctx.base_url}/ is denied. {action} is refused: the "
         "queues of this server are declared in its configuration.",
     )
+
+
+async def _found(service: QueueService, key: QueueKey) -> QueueRecord | None:
+    """The queue's record, or None when it does not exist."""
+    try:
+        return await service.get_queue(key)
+    except QueueNotFound:
+        return None

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import AsyncIterator
 
 from hopper.core import limits
 from hopper.core.errors import InvalidParameter
-from hopper.core.model import QueueKey, QueuePage
+from hopper.core.model import QueueKey, QueuePage, QueueRecord
+from hopper.core.store import QueueStore
 
 _PREFIX = "hopper:"
 
@@ -54,3 +56,16 @@ def page_of(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
     keys = keys[:size]
     token = encode_token(keys[-1].name) if paged and more and keys else None
     return QueuePage(keys=keys, next_token=token)
+
+
+async def all_queues(store: QueueStore, page: int = 1000) -> AsyncIterator[QueueRecord]:
+    """Every queue of every account, by account then name, read `page` at a time."""
+    for account in await store.accounts():
+        after: str | None = None
+        while True:
+            records = await store.list_queues(account, after=after, limit=page)
+            for record in records:
+                yield record
+            if len(records) < page:
+                break
+            after = records[-1].key.name

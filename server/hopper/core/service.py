@@ -10,19 +10,11 @@ Batch methods return one entry per input, in input order: a value for success or
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from hopper.core import (
-    fifo,
-    limits,
-    messages,
-    outcomes,
-    pages,
-    permissions,
-    queues,
-)
+from hopper.core import fifo, limits, messages, outcomes, pages, permissions, queues
 from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import (
@@ -176,6 +168,10 @@ class QueueService:
         """The queue's record as read within the last second (the message paths: see
         core/recent.py). Raises QueueNotFound."""
         return self._recent.get(key) or await self.get_queue(key)
+
+    def all_queues(self) -> AsyncIterator[QueueRecord]:
+        """Every queue of every account, by account then name (the operators' views)."""
+        return pages.all_queues(self.store)
 
     async def list_queues(
         self, account: str, *, prefix: str, max_results: int | None, next_token: str | None

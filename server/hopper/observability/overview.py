@@ -5,15 +5,12 @@ reports, nothing counted twice), re-measured as often as its cost allows (Counts
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import QueueKey, QueueRecord, QueueStats
 from hopper.core.service import QueueService
-from hopper.core.store import QueueStore
-
-_PAGE = 1000
 
 
 @dataclass(frozen=True)
@@ -86,7 +83,7 @@ class Counts:
 async def overview(service: QueueService, counts: Counts) -> list[QueueView]:
     """Every queue of every account, by account then name."""
     stats: dict[QueueKey, tuple[QueueRecord, QueueStats]] = {}
-    async for record in all_queues(service.store):
+    async for record in service.all_queues():
         try:
             stats[record.key] = (record, await counts.stats(record.key))
         except QueueNotFound:
@@ -113,18 +110,6 @@ async def overview(service: QueueService, counts: Counts) -> list[QueueView]:
             )
         )
     return views
-
-
-async def all_queues(store: QueueStore) -> AsyncIterator[QueueRecord]:
-    for account in await store.accounts():
-        after: str | None = None
-        while True:
-            page = await store.list_queues(account, after=after, limit=_PAGE)
-            for record in page:
-                yield record
-            if len(page) < _PAGE:
-                break
-            after = page[-1].key.name
 
 
 def _depth(stats: QueueStats) -> int:
