@@ -36,7 +36,7 @@ async def test_the_fair_claim_counts_tenants_through_the_group_index(
         await fill_queues(store, 3)
     plan = await generic_plan(
         database, queries()["receive_fair_messages"],
-        ACCOUNT, "q1", None, 10, 30.0, fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE, [],
+        ACCOUNT, "q1", None, 10, 30.0, [], fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE,
     )
     nodes = scans(plan)
     on_messages = [node for node in nodes if node[1] == "messages"]

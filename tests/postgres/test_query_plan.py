@@ -106,7 +106,7 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
         ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
         (
             "receive_fair_messages",
-            (ACCOUNT, "big", None, 10, 30.0, 2, 0.5, []),
+            (ACCOUNT, "big", None, 10, 30.0, [], 2, 0.5),
             {"CTE oldest"},
         ),
         ("delete_messages", (ACCOUNT, "big", None, ["big-1"], [1], False), None),

@@ -231,9 +231,9 @@ class PostgresQueueStore:
                     self._sql["create_queue"],
                     key.account,
                     key.name,
+                    now,
                     config_json(config),
                     dict(tags),
-                    now,
                 )
                 # No row: a concurrent create committed after our snapshot; look again.
                 if row is not None:
@@ -256,7 +256,7 @@ class PostgresQueueStore:
     ) -> QueueRecord:
         with translated(key):
             row = await self._db.fetchrow(
-                self._sql["update_queue"], key.account, key.name, config_json(config), now
+                self._sql["update_queue"], key.account, key.name, now, config_json(config)
             )
         return record(found(row, key))
 
@@ -456,12 +456,13 @@ class PostgresQueueStore:
         now: float | None,
         claimed_ids: list[str],
     ) -> tuple[list[Delivery], int]:
-        args: tuple[object, ...] = (key.account, key.name, now, limit, float(visibility_timeout))
+        args: tuple[object, ...] = (
+            key.account, key.name, now, limit, float(visibility_timeout), claimed_ids
+        )
         statement = "receive_messages"
         if not key.is_fifo and self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
-        args += (claimed_ids,)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
@@ -526,8 +527,8 @@ class PostgresQueueStore:
                 now,
                 [r.message_id for r in receipts],
                 [bounded(r.token) for r in receipts],
-                [float(c.timeout) for c in changes],
                 refuse_expired,
+                [float(c.timeout) for c in changes],
                 max_total,
             )
             results = await outcomes_of(self._db, self._sql, key, receipts, rows, refuse_expired)

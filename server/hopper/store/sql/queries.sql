@@ -4,6 +4,9 @@
 -- it with a fake clock; production passes NULL and every process agrees on the
 -- database's time. statement_timestamp(), not now(): a FIFO receive first waits for its
 -- queue's lock, and its leases must start when it claims, not when it began waiting.
+-- Each named block starts with what it does and its parameters. Positional parameters
+-- keep one meaning across sibling statements: a statement on a queue takes $1 account,
+-- $2 queue name, and, when it depends on time, $3 now.
 -- Statements that name a queue return its id (NULL when it does not exist) so the
 -- store raises QueueNotFound without a second round trip.
 --
@@ -16,11 +19,13 @@
 -- filter.
 
 -- name: create_queue
-WITH t AS (SELECT coalesce($5::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+-- Create a queue unless it exists; the queue's row either way, and whether it was
+-- created. $1 account, $2 queue name, $3 now, $4 config (jsonb), $5 tags (jsonb).
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the new queue, unless one of that name exists (then nothing is inserted)
 created AS (
     INSERT INTO queues (account, name, config, tags, created_at, last_modified_at)
-    SELECT $1, $2, $3::jsonb, $4::jsonb, t.now, t.now FROM t
+    SELECT $1, $2, $4::jsonb, $5::jsonb, t.now, t.now FROM t
     ON CONFLICT (account, name) DO NOTHING
     RETURNING *
 )
@@ -30,9 +35,12 @@ SELECT false AS created, q.* FROM queues q
 WHERE q.account = $1 AND q.name = $2 AND NOT EXISTS (SELECT 1 FROM created);
 
 -- name: get_queue
+-- A queue's row. $1 account, $2 queue name.
 SELECT * FROM queues WHERE account = $1 AND name = $2;
 
 -- name: list_queues
+-- An account's queues by name. $1 account, $2 name prefix, $3 the name to list after
+-- (NULL: from the start), $4 at most how many.
 -- Byte order (COLLATE "C"), as the memory store sorts and as page tokens compare.
 SELECT * FROM queues
 WHERE account = $1
@@ -42,13 +50,16 @@ ORDER BY name COLLATE "C"
 LIMIT $4;
 
 -- name: update_queue
+-- Replace a queue's config. $1 account, $2 queue name, $3 now, $4 config (jsonb).
 UPDATE queues
-SET config = $3::jsonb,
-    last_modified_at = coalesce($4::float8, extract(epoch FROM statement_timestamp())::float8)
+SET config = $4::jsonb,
+    last_modified_at = coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8)
 WHERE account = $1 AND name = $2
 RETURNING *;
 
 -- name: delete_queue
+-- Delete a queue and its messages, recording when; its deletion time. $1 account, $2
+-- queue name, $3 now.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue; its deduplication ids go with it (ON DELETE CASCADE), its messages below
 gone AS (
@@ -64,14 +75,19 @@ ON CONFLICT (account, name) DO UPDATE SET deleted_at = excluded.deleted_at
 RETURNING d.deleted_at;
 
 -- name: last_deleted_at
+-- When a queue of that name was last deleted. $1 account, $2 queue name.
 SELECT deleted_at FROM deleted_queues WHERE account = $1 AND name = $2;
 
 -- name: set_tags
+-- Add and remove a queue's tags. $1 account, $2 queue name, $3 tags to add or overwrite
+-- (jsonb),
+-- $4 tag keys to remove.
 UPDATE queues SET tags = (tags || $3::jsonb) - $4::text[]
 WHERE account = $1 AND name = $2
 RETURNING *;
 
 -- name: dead_letter_sources
+-- The queues whose dead-letter rule names a queue. $1 account, $2 name of the target.
 SELECT account, name FROM queues
 WHERE config ? 'dead_letter'
   AND config -> 'dead_letter' ->> 'account' = $1
@@ -79,6 +95,8 @@ WHERE config ? 'dead_letter'
 ORDER BY name COLLATE "C", account COLLATE "C";
 
 -- name: send_plain_messages
+-- Enqueue messages (no keys, no ceiling). $1 account, $2 queue name, $3 now, $4 the
+-- messages.
 -- send_messages for the common case: a standard queue, no live keys, no depth ceiling.
 -- Nothing to take or count, so just the insert: a third less database CPU per send.
 -- $4: the messages in send order, one JSON array of {"i": id, "b": body, "a": attributes
@@ -103,6 +121,10 @@ ORDER BY e.ord
 RETURNING id, token, sent_at, visible_at;
 
 -- name: send_messages
+-- Enqueue messages with deduplication, live keys and the depth ceiling. $1 account, $2
+-- queue name, $3 now,
+-- $4 ids, $5 bodies, $6 attributes, $7 trace headers, $8 delays, $9 group ids,
+-- $10 deduplication ids, $11 the deduplication window (seconds), $12, $13 below.
 -- $4.. are parallel arrays, one element per message, in send order ($6: JSON texts,
 -- since asyncpg would read a jsonb[] of JSON arrays as a deeper array). $12: the depth
 -- ceiling, or NULL (then the queue's messages are not counted at all). $13: FIFO, the
@@ -225,6 +247,8 @@ LEFT JOIN fifo_dedup f
 ORDER BY i.ord;
 
 -- name: dedup_holder
+-- The message holding a deduplication window. $1 account, $2 queue name, $3 the window's
+-- key.
 -- A duplicate whose original committed while our send ran (the statement's snapshot
 -- could not see it): look the holder up again.
 SELECT f.message_id, f.sequence_number FROM fifo_dedup f
@@ -232,11 +256,15 @@ JOIN queues q ON q.id = f.queue_id
 WHERE q.account = $1 AND q.name = $2 AND f.dedup_id = $3;
 
 -- name: lock_queue_for_receive
+-- Take a queue's receive lock for the transaction. $1 account, $2 queue name.
 -- FIFO receives of one queue take turns: group locking must see the leases of the
 -- receive before it, which a statement running concurrently could not.
 SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));
 
 -- name: replay_receive_attempt
+-- Replay a FIFO receive attempt. $1 account, $2 queue name, $3 now, $4 attempt id, $5 the
+-- new lease
+-- (seconds), $6 the attempt window (seconds).
 -- A FIFO receive with a ReceiveRequestAttemptId ($4): the deliveries of the queue's
 -- attempt of that id, again with a fresh lease ($5), when it was made less than $6
 -- seconds ago and none of its messages changed since; no rows otherwise. Runs under
@@ -284,6 +312,9 @@ renewed AS (
 SELECT * FROM replayed ORDER BY seq;
 
 -- name: record_receive_attempt
+-- Record a FIFO receive attempt. $1 account, $2 queue name, $3 now, $4 attempt id, $5
+-- message ids,
+-- $6 their tokens, $7 their lease deadlines, $8 the attempt window (seconds).
 -- What a FIFO receive with a ReceiveRequestAttemptId ($4) delivered: per message its id,
 -- token and lease deadline ($5..$7), replacing an earlier attempt of that id.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
@@ -301,6 +332,7 @@ ON CONFLICT (queue_id, attempt_id) DO UPDATE
         tokens = excluded.tokens, deadlines = excluded.deadlines;
 
 -- name: forget_dedup_ids
+-- Drop a queue's deduplication ids past their window. $1 account, $2 queue name, $3 now.
 -- Deduplication ids past their window are only reused rows in waiting; FIFO receives
 -- (already serialised per queue) sweep them so a queue's table does not grow forever.
 DELETE FROM fifo_dedup
@@ -308,6 +340,10 @@ WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
   AND expires_at <= coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8);
 
 -- name: receive_messages
+-- Claim receivable messages (the plain claim), moving poison ones to the dead-letter
+-- queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the lease (seconds),
+-- $6 ids this receive
+-- claimed already. Its rows: the deliveries, and the queue's facts.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
 q AS (
@@ -401,6 +437,10 @@ LEFT JOIN claimed c ON true
 ORDER BY c.seq;
 
 -- name: receive_fair_messages
+-- Claim receivable messages with fair-queue priority. $1 account, $2 queue name, $3 now,
+-- $4 at most how many,
+-- $5 the lease (seconds), $6 ids this receive claimed already (as receive_messages),
+-- $7 the in-flight count that makes a tenant a candidate, $8 the noisy share.
 -- receive_messages for a standard queue holding messages with group ids (fair queues,
 -- core/fairness.py): the same statement but for how it picks. A test keeps the parts
 -- outside the picking identical to receive_messages.
@@ -433,7 +473,7 @@ expired AS (
       )
       AND m.sent_at <= (SELECT horizon FROM q)
 ),
--- fair queues: the in-flight messages of each tenant (group id) holding at least $6 of
+-- fair queues: the in-flight messages of each tenant (group id) holding at least $7 of
 -- them, found through messages_queue_group. (No retention filter here: an in-flight
 -- message past retention counts until the sweeper takes it.)
 tenants AS (
@@ -441,13 +481,13 @@ tenants AS (
     WHERE m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
       AND m.receive_count > 0 AND m.visible_at > (SELECT now FROM q)
     GROUP BY m.group_id
-    HAVING count(*) >= $6::int8
+    HAVING count(*) >= $7::int8
 ),
--- the noisy tenants: those also holding more than the share $7 of all the queue's
--- in-flight messages (counted only when a tenant holds $6)
+-- the noisy tenants: those also holding more than the share $8 of all the queue's
+-- in-flight messages (counted only when a tenant holds $7)
 noisy AS (
     SELECT group_id, in_flight FROM tenants
-    WHERE in_flight > $7::float8 * (
+    WHERE in_flight > $8::float8 * (
         SELECT count(*) FROM messages m
         WHERE m.queue_id = (SELECT id FROM q)
           AND m.receive_count > 0 AND m.visible_at > (SELECT now FROM q)
@@ -466,13 +506,13 @@ fair AS (
       AND m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at + 0 > (SELECT horizon FROM q)
-      AND m.id <> ALL($8::text[])
+      AND m.id <> ALL($6::text[])
     ORDER BY coalesce(n.in_flight, 0), m.seq
     LIMIT $4
     FOR UPDATE OF m SKIP LOCKED
 ),
--- otherwise the oldest receivable messages, as receive_messages picks them ($8: the
--- messages this receive claimed already, as its $6)
+-- otherwise the oldest receivable messages, as receive_messages picks them ($6: the
+-- messages this receive claimed already, as in receive_messages)
 oldest AS (
     SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count,
            0::int8 AS noisy_rank
@@ -481,7 +521,7 @@ oldest AS (
       AND m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at + 0 > (SELECT horizon FROM q)
-      AND m.id <> ALL($8::text[])
+      AND m.id <> ALL($6::text[])
     ORDER BY m.seq
     LIMIT $4
     FOR UPDATE OF m SKIP LOCKED
@@ -540,6 +580,9 @@ LEFT JOIN claimed c ON true
 ORDER BY c.noisy_rank, c.seq;
 
 -- name: delete_messages
+-- Delete the messages whose current delivery the receipts name. $1 account, $2 queue
+-- name, $3 now,
+-- $4 message ids, $5 tokens, $6 refuse receipts whose lease ran out. A row per receipt.
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
@@ -573,6 +616,10 @@ LEFT JOIN messages m
 ORDER BY r.ord;
 
 -- name: change_visibility
+-- Set new lease deadlines for the receipts' messages. $1 account, $2 queue name, $3 now,
+-- $4 message ids,
+-- $5 tokens, $6 refuse receipts whose lease ran out (as delete_messages), $7 the
+-- timeouts (seconds), $8 below. A row per receipt.
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
@@ -582,7 +629,7 @@ WITH q AS (
 ),
 -- the changes, numbered in request order
 r AS (
-    SELECT * FROM unnest($4::text[], $5::int8[], $6::float8[])
+    SELECT * FROM unnest($4::text[], $5::int8[], $7::float8[])
         WITH ORDINALITY AS r (id, token, timeout, ord)
 ),
 -- the leases the receipts still hold get their new deadline; token and count stay
@@ -593,7 +640,7 @@ changed AS (
     WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
       AND m.token = r.token AND m.token > 0
       AND m.sent_at + 0 > (SELECT horizon FROM q)
-      AND NOT ($7::boolean AND m.visible_at <= (SELECT now FROM q))
+      AND NOT ($6::boolean AND m.visible_at <= (SELECT now FROM q))
       -- $8: the longest a lease may reach after its delivery's receive, or NULL
       AND NOT coalesce((SELECT now FROM q) + r.timeout - m.received_at > $8::float8, false)
     RETURNING m.id, m.token
@@ -611,11 +658,14 @@ LEFT JOIN messages m
 ORDER BY r.ord;
 
 -- name: current_tokens
+-- Messages' current tokens. $1 account, $2 queue name, $3 message ids.
 -- The rare second look when a receipt lost a race (its message changed under us).
 SELECT m.id, m.token FROM messages m JOIN queues q ON q.id = m.queue_id
 WHERE q.account = $1 AND q.name = $2 AND m.id = ANY($3::text[]);
 
 -- name: purge
+-- Delete all of a queue's messages, recording when; how many. $1 account, $2 queue name,
+-- $3 now.
 WITH q AS (
     UPDATE queues SET last_purged_at = coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8)
     WHERE account = $1 AND name = $2
@@ -628,9 +678,12 @@ gone AS (
 SELECT (SELECT id FROM q) AS queue_id, (SELECT count(*) FROM gone) AS purged;
 
 -- name: last_purged_at
+-- When a queue was last purged. $1 account, $2 queue name.
 SELECT last_purged_at FROM queues WHERE account = $1 AND name = $2;
 
 -- name: stats
+-- A queue's counts of visible, in-flight and delayed messages, and ages. $1 account, $2
+-- queue name, $3 now.
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
@@ -652,6 +705,8 @@ FROM messages m
 WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q);
 
 -- name: next_visible_at
+-- The earliest lease or delay of a queue to run out after now. $1 account, $2 queue name,
+-- $3 now.
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
@@ -666,6 +721,8 @@ WHERE m.queue_id = (SELECT id FROM q)
   AND m.sent_at > (SELECT horizon FROM q);
 
 -- name: peek_messages
+-- The oldest messages of a queue, unchanged. $1 account, $2 queue name, $3 now, $4 at
+-- most how many.
 -- An operator's look at the head of a queue (the dashboard): a plain read, no lock and
 -- no write, so receive counts, tokens and leases stay as they were.
 WITH q AS (
@@ -686,12 +743,15 @@ LEFT JOIN LATERAL (
 ORDER BY m.seq;
 
 -- name: accounts
+-- The accounts owning a queue, in byte order.
 SELECT account FROM queues GROUP BY account ORDER BY account COLLATE "C";
 
 -- name: queue_keys
+-- Every queue's account and name.
 SELECT account, name FROM queues;
 
 -- name: notify
+-- Send wake-up notifications. $1 the channel, $2 the payloads.
 SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 
 -- name: search_path
@@ -704,6 +764,7 @@ SELECT current_setting('search_path');
 SELECT set_config('search_path', $1, true);
 
 -- name: sweep_expired
+-- Delete messages past their queue's retention; how many. $1 now, $2 at most how many.
 WITH t AS (SELECT coalesce($1::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- per queue, its messages past retention, oldest first (messages_queue_sent), bounded
 doomed AS (
@@ -731,6 +792,7 @@ gone AS (
 SELECT count(*) AS swept FROM gone;
 
 -- name: sweep_orphans
+-- Delete messages of deleted queues. $1 at most how many.
 -- Messages under a queue id no queue has: sends that committed after their queue's
 -- DeleteQueue (migration 0070). The queue ids present are read by skipping through
 -- messages_queue_order (one probe per queue, not a scan of the table); at most $1 rows.
@@ -757,6 +819,9 @@ gone AS (
 SELECT count(*) AS swept FROM gone;
 
 -- name: move_messages
+-- Move receivable messages to another queue. $1 account, $2 queue name of the source, $3
+-- now, $4, $5
+-- below, $6 at most how many.
 -- $4/$5: the destination, or NULLs for "back to each message's dead-letter source".
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the source queue, with its retention horizon
@@ -814,6 +879,9 @@ SELECT (SELECT id FROM src) AS queue_id,
        (SELECT count(*) FROM moved) AS moved;
 
 -- name: create_move_task
+-- Record a move task. $1 id, $2/$3 source account and name, $4/$5 destination (or
+-- NULLs), $6 rate, $7 status, $8 started at, $9 to move, $10 moved, $11 failure
+-- reason, $12 lease deadline.
 -- Nothing is inserted when the source has an active task (move_tasks_one_active).
 INSERT INTO move_tasks (id, source_account, source_name, destination_account,
                         destination_name, max_per_second, status, started_at, to_move,
@@ -823,15 +891,19 @@ ON CONFLICT DO NOTHING
 RETURNING id;
 
 -- name: get_move_task
+-- A move task. $1 its id.
 SELECT * FROM move_tasks WHERE id = $1;
 
 -- name: list_move_tasks
+-- A source's move tasks, latest first. $1 account, $2 name of the source, $3 at most
+-- how many.
 SELECT * FROM move_tasks
 WHERE source_account = $1 AND source_name = $2
 ORDER BY started_at DESC, seq DESC
 LIMIT $3;
 
 -- name: cancel_move_task
+-- Cancel a RUNNING move task. $1 its id.
 -- The task's row either way; only a RUNNING one changes.
 WITH changed AS (
     UPDATE move_tasks SET status = 'CANCELLING'
@@ -843,6 +915,7 @@ UNION ALL
 SELECT * FROM move_tasks WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed);
 
 -- name: advance_move_task
+-- A move-task runner's report. $1 task id, $2 messages moved, $3 the renewed lease.
 -- $4/$5: the status (and failure reason) to finish a RUNNING task with, or NULL.
 WITH changed AS (
     UPDATE move_tasks
@@ -859,6 +932,7 @@ UNION ALL
 SELECT * FROM move_tasks WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed);
 
 -- name: claim_move_tasks
+-- Take over active move tasks whose lease ran out. $1 the new lease deadline, $2 now.
 UPDATE move_tasks SET lease_until = $1
 WHERE id IN (
     SELECT id FROM move_tasks
@@ -874,4 +948,5 @@ RETURNING *;
 VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) messages;
 
 -- name: messages_rows
+-- The planner's estimate of the messages table's rows (store/vacuum.py).
 SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'messages'::regclass;
