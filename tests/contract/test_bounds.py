@@ -241,6 +241,11 @@ async def test_the_12_hours_count_from_the_receive_of_this_delivery(
     clock.advance(TWELVE_HOURS)
     [again] = await service.receive(key("q"))
     await service.change_visibility(key("q"), VisibilityChange(again.receipt, TWELVE_HOURS))
+    # The extension took: the message stays leased for the 12 hours, then returns.
+    clock.advance(TWELVE_HOURS - 1)
+    assert await service.receive(key("q")) == []
+    clock.advance(2)
+    assert [m.message.id for m in await service.receive(key("q"))] == [again.message.id]
 
 
 async def test_a_batch_fails_only_the_changes_beyond_the_limit(

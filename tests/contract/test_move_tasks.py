@@ -289,11 +289,28 @@ async def test_a_finished_task_lets_the_next_one_start(
 async def test_tasks_of_different_sources_run_side_by_side(
     service: QueueService, store: QueueStore, clock: FakeClock
 ) -> None:
-    _, dlq = await make_dead_letter_pair(store, clock)
+    source, dlq = await make_dead_letter_pair(store, clock, max_receive_count=1)
     other = await make_queue(store, clock, "other-dlq")
-    await make_queue(store, clock, "other-source", dead_letter=DeadLetterRule(other, 1))
-    await service.move_tasks.start(dlq, None, None)
-    await service.move_tasks.start(other, None, None)
+    other_source = await make_queue(
+        store, clock, "other-source", dead_letter=DeadLetterRule(other, 1)
+    )
+    mine, theirs = message("mine"), message("theirs")
+    await dead_letter(store, clock, source, mine)
+    await dead_letter(store, clock, other_source, theirs)
+    first = await service.move_tasks.start(dlq, None, None)
+    second = await service.move_tasks.start(other, None, None)
+    # Both are active at once: one task per source, not one for the whole store.
+    for task in (first, second):
+        recorded = await store.get_move_task(task.id)
+        assert recorded is not None and recorded.status is MoveTaskStatus.RUNNING
+    clock.advance(5)
+    done = await asyncio.gather(
+        service.move_tasks.step(first), service.move_tasks.step(second)
+    )
+    assert [(d.status, d.moved) for d in done] == [(MoveTaskStatus.COMPLETED, 1)] * 2
+    # Each moved its own dead letters, back to their own source.
+    assert await ids_in(store, clock, source) == {mine.id}
+    assert await ids_in(store, clock, other_source) == {theirs.id}
 
 
 # --- cancelling ---------------------------------------------------------------------------

@@ -93,7 +93,9 @@ def test_data_types_are_string_number_or_binary_with_an_optional_suffix(data_typ
         if data_type.startswith("Binary")
         else text("1", data_type)
     )
-    prepare(draft(attributes={"a": attribute}), STANDARD, "id")
+    assert prepare(draft(attributes={"a": attribute}), STANDARD, "id").attributes == {
+        "a": attribute
+    }
 
 
 @pytest.mark.parametrize("data_type", ["string", "Text", "String.", "Numbers", ""])
@@ -117,7 +119,8 @@ def test_a_binary_attribute_needs_a_binary_value() -> None:
 
 @pytest.mark.parametrize("value", ["12", "-1.5", "1e10", "+.5"])
 def test_number_attributes_must_parse(value: str) -> None:
-    prepare(draft(attributes={"n": text(value, "Number")}), STANDARD, "id")
+    number = text(value, "Number")
+    assert prepare(draft(attributes={"n": number}), STANDARD, "id").attributes == {"n": number}
 
 
 @pytest.mark.parametrize("value", ["twelve", "1.2.3", "--1"])

@@ -42,7 +42,7 @@ async def test_the_runner_moves_batches_until_the_task_is_completed_and_wakes_th
     woken: list[QueueKey] = []
     tasks = MoveTasks(store, clock, woken.append)
     task = await tasks.start(DLQ, ELSEWHERE, None)
-    await tasks._run(task)
+    await tasks.run(task)
     done = await store.get_move_task(task.id)
     assert done is not None
     assert (done.status, done.moved, done.to_move) == (MoveTaskStatus.COMPLETED, 250, 250)
@@ -55,7 +55,7 @@ async def test_a_store_failure_stops_the_runner_and_leaves_the_task_to_be_taken_
     await queues(store, clock, messages=3)
     tasks = MoveTasks(store, clock, lambda key: None)
     task = await tasks.start(DLQ, ELSEWHERE, None)
-    await tasks._run(task)  # returns: no exception escapes into the event loop
+    await tasks.run(task)  # returns: no exception escapes into the event loop
     assert await store.get_move_task(task.id) == task  # still RUNNING, lease not renewed
     clock.advance(LEASE_SECONDS)
     [claimed] = await store.claim_move_tasks(lease_until=clock.time() + 1, now=clock.now())

@@ -41,4 +41,5 @@ def test_the_cache_is_bounded() -> None:
     recent = RecentQueues(limit=3)
     for n in range(10):
         recent.put(QueueRecord(QueueKey("000000000000", f"q{n}"), QueueConfig(), 0.0, 0.0))
-    assert len(recent._records) <= 3
+    kept = [n for n in range(10) if recent.get(QueueKey("000000000000", f"q{n}")) is not None]
+    assert len(kept) <= 3

@@ -47,7 +47,7 @@ async def test_nothing_is_kept_for_queues_nobody_waits_on() -> None:
     await waiter
     await wakeups.wait(KEY, 0)
     assert wakeups.waiting(KEY) == 0
-    assert wakeups._watches == {}
+    assert wakeups.watched() == []
 
 
 async def test_a_cancelled_waiter_leaves_nothing_behind() -> None:

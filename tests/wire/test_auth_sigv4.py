@@ -81,7 +81,7 @@ def test_a_form_body_is_hashed_as_sent():
 def test_header_values_are_compared_with_whitespace_folded():
     request = signed("POST", "http://h/", b"{}", {"X-Amz-Target": "AmazonSQS.ListQueues"})
     arrival = arrival_of(request)
-    spaced = [(k, f"  {v.replace('.', '.')}  ") if k == "x-amz-target" else (k, v)
+    spaced = [(k, f"  {v}  ") if k == "x-amz-target" else (k, v)
               for k, v in arrival.headers]
     verify(Arrival(arrival.method, arrival.path, arrival.query, spaced, arrival.body), KEYS, NOW)
 

@@ -189,7 +189,7 @@ class MoveTasks:
         """Run `task` in the background until it is no longer active."""
         if task.id in self._running:
             return
-        runner = asyncio.create_task(self._run(task), name=f"hopper-move-task-{task.id}")
+        runner = asyncio.create_task(self.run(task), name=f"hopper-move-task-{task.id}")
         self._running[task.id] = runner
         runner.add_done_callback(lambda _: self._running.pop(task.id, None))
 
@@ -219,7 +219,10 @@ class MoveTasks:
                     task_id, moved=0, lease_until=self.clock.time()
                 )
 
-    async def _run(self, task: MoveTask) -> None:
+    async def run(self, task: MoveTask) -> None:
+        """Step `task` at its rate until it is no longer active, or until the store
+        fails (then the task stays active, for a housekeeping round to take over once
+        its lease ran out). `spawn` runs this in the background."""
         while task.status.active:
             try:
                 task = await self.step(task)

@@ -275,6 +275,10 @@ class Wakeups:
         """How many waiters `key` has (for tests and operators)."""
         return len(self._watches.get(key, ()))
 
+    def watched(self) -> list[QueueKey]:
+        """The queues that have waiters (nothing is kept for the others)."""
+        return list(self._watches)
+
     def total_waiting(self) -> int:
         """How many waiters all queues have together (a metrics gauge)."""
         return sum(len(watches) for watches in self._watches.values())
