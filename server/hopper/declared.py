@@ -119,7 +119,7 @@ def _queue(path: str | Path, settings: Settings, entry: Any) -> DeclaredQueue:
     if tags is not None:
         tags = {str(name): _text(value) for name, value in _table(where, entry, "tags").items()}
     try:
-        parsed = queue_attributes.settings_from(texts, fifo=queue_attributes.requested_fifo(texts))
+        parsed = queue_attributes.settings_from(texts)
     except SqsError as error:
         raise SettingsError(f"{where}: {error.message}") from None
     dead_letter = parsed.pop("dead_letter", None)

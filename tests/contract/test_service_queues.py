@@ -156,7 +156,8 @@ async def test_set_queue_attributes_changes_only_what_was_passed(service: QueueS
     )
     config = (await service.get_queue(key("q"))).config
     assert (config.delay_seconds, config.visibility_timeout) == (3.0, 9.0)
-    assert config.extra == {"Policy": "p2"}
+    # The removed key takes SQS-managed encryption off with it (recorded on AWS).
+    assert config.extra == {"Policy": "p2", "SqsManagedSseEnabled": "false"}
 
 
 async def test_queue_type_cannot_change(service: QueueService) -> None:

@@ -13,7 +13,7 @@ from hopper.core.errors import (
     MessageTooLong,
     MissingParameter,
 )
-from hopper.core.messages import prepare, size
+from hopper.core.messages import check_batch, prepare, size
 from hopper.core.model import MessageAttribute, MessageDraft, QueueConfig
 
 STANDARD = QueueConfig()
@@ -74,14 +74,19 @@ def test_ten_attributes_pass_and_eleven_fail() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [".lead", "trail.", "two..dots", "sp ace", "AWS.x", "amazon.y", "a" * 257, ""]
+    "name",
+    [".lead", "trail.", "two..dots", "sp ace", "AWS.x", "amazon.y", "aMaZoN.z", "a" * 257, "",
+     "snow\u2603", "x\u0180"],
 )
 def test_bad_attribute_names_are_invalid(name: str) -> None:
     with pytest.raises(InvalidParameter):
         prepare(draft(attributes={name: text("v")}), STANDARD, "id")
 
 
-@pytest.mark.parametrize("name", ["a.b", "A-b_c.9", "a" * 256, "awsish", "Amazonian"])
+@pytest.mark.parametrize(
+    "name", ["a.b", "A-b_c.9", "a" * 256, "awsish", "Amazonian", "attr.1\u00f8\u00df\u00e4",
+             "\u00c0\u017f"]
+)
 def test_good_attribute_names_pass(name: str) -> None:
     assert name in prepare(draft(attributes={name: text("v")}), STANDARD, "id").attributes
 
@@ -98,7 +103,9 @@ def test_data_types_are_string_number_or_binary_with_an_optional_suffix(data_typ
     }
 
 
-@pytest.mark.parametrize("data_type", ["string", "Text", "String.", "Numbers", ""])
+@pytest.mark.parametrize(
+    "data_type", ["string", "Text", "String.", "Numbers", "", "String." + "x" * 249]
+)
 def test_other_data_types_are_invalid(data_type: str) -> None:
     with pytest.raises(InvalidParameter):
         prepare(draft(attributes={"a": text("1", data_type)}), STANDARD, "id")
@@ -129,9 +136,18 @@ def test_number_attributes_that_do_not_parse_are_invalid(value: str) -> None:
         prepare(draft(attributes={"n": text(value, "Number")}), STANDARD, "id")
 
 
-def test_a_string_attribute_with_forbidden_characters_is_invalid_contents() -> None:
-    with pytest.raises(InvalidMessageContents):
-        prepare(draft(attributes={"s": text("\x01")}), STANDARD, "id")
+def test_a_data_type_of_255_characters_passes_and_256_fails_with_aws_text() -> None:
+    prepare(draft(attributes={"a": text("1", "String." + "x" * 248)}), STANDARD, "id")
+    with pytest.raises(InvalidParameter) as caught:
+        prepare(draft(attributes={"a": text("1", "String." + "x" * 249)}), STANDARD, "id")
+    assert caught.value.reason == "Length of message attribute 'a' type must be less than 256 bytes."
+
+
+def test_a_string_attribute_with_forbidden_characters_is_an_invalid_parameter() -> None:
+    # AWS answers InvalidParameterValue here, InvalidMessageContents only for the body.
+    with pytest.raises(InvalidParameter) as caught:
+        prepare(draft(attributes={"s": text("a\x08b")}), STANDARD, "id")
+    assert "'#x8'" in caught.value.reason
 
 
 def test_delay_defaults_to_the_queue_and_is_bounded_0_to_900() -> None:
@@ -201,3 +217,14 @@ def test_fifo_explicit_dedup_id_wins_over_content() -> None:
 def test_group_ids_are_1_to_128_alphanumerics_and_punctuation(group: str) -> None:
     with pytest.raises(InvalidParameter):
         prepare(draft(group_id=group, deduplication_id="d"), FIFO, "id")
+
+
+def test_a_fifo_batch_with_an_entry_without_dedup_id_fails_whole_without_content_dedup() -> None:
+    entries = [draft(group_id="g", deduplication_id="d"), draft(group_id="g")]
+    with pytest.raises(InvalidParameter) as caught:
+        check_batch(entries, FIFO)
+    assert caught.value.reason == (
+        "The queue should either have ContentBasedDeduplication enabled or "
+        "MessageDeduplicationId provided explicitly"
+    )
+    check_batch(entries, FIFO_CONTENT)

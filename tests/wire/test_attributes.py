@@ -41,7 +41,6 @@ def test_settable_attributes_become_typed_config_fields():
             "DelaySeconds": "900",
             "ReceiveMessageWaitTimeSeconds": "20",
         },
-        fifo=False,
     )
     assert settings == {
         "visibility_timeout": 45.0,
@@ -54,7 +53,7 @@ def test_settable_attributes_become_typed_config_fields():
 
 def test_echoed_attributes_go_under_extra_by_their_sqs_name():
     settings = queue_attributes.settings_from(
-        {"Policy": "{}", "KmsMasterKeyId": "alias/k", "SqsManagedSseEnabled": "FALSE"}, fifo=False
+        {"Policy": "{}", "KmsMasterKeyId": "alias/k", "SqsManagedSseEnabled": "FALSE"}
     )
     # (KMS and SQS-managed encryption together are refused: test_permissions.py.)
     assert settings == {
@@ -80,7 +79,7 @@ def test_echoed_attributes_go_under_extra_by_their_sqs_name():
     ],
 )
 def test_a_value_out_of_range_is_an_invalid_attribute_value(name, text):
-    error = error_of(queue_attributes.settings_from, {name: text}, fifo=False)
+    error = error_of(queue_attributes.settings_from, {name: text})
     assert (error.name, error.message) == (
         "InvalidAttributeValue",
         f"Invalid value for the parameter {name}.",
@@ -89,28 +88,26 @@ def test_a_value_out_of_range_is_an_invalid_attribute_value(name, text):
 
 @pytest.mark.parametrize("name", ["Bogus", "QueueArn", "ApproximateNumberOfMessages"])
 def test_unknown_and_read_only_attributes_cannot_be_set(name):
-    error = error_of(queue_attributes.settings_from, {name: "1"}, fifo=False)
+    error = error_of(queue_attributes.settings_from, {name: "1"})
     assert (error.name, error.message) == ("InvalidAttributeName", f"Unknown Attribute {name}.")
 
 
-def test_fifo_only_echoed_attributes_are_unknown_on_a_standard_queue():
-    error = error_of(queue_attributes.settings_from, {"DeduplicationScope": "queue"}, fifo=False)
-    assert error.name == "InvalidAttributeName"
-    assert queue_attributes.settings_from({"DeduplicationScope": "queue"}, fifo=True) == {
+def test_fifo_only_echoed_attributes_are_parsed_for_the_core_to_rule_on():
+    # Whether the queue takes them is the core's rule (core/queues.py).
+    assert queue_attributes.settings_from({"DeduplicationScope": "queue"}) == {
         "extra": {"DeduplicationScope": "queue"}
     }
 
 
 def test_a_redrive_policy_becomes_a_dead_letter_rule():
     text = json.dumps({"deadLetterTargetArn": DLQ_ARN, "maxReceiveCount": "5"})
-    assert queue_attributes.settings_from({"RedrivePolicy": text}, fifo=False) == {
+    assert queue_attributes.settings_from({"RedrivePolicy": text}) == {
         "dead_letter": DeadLetterRule(QueueKey(ACCOUNT, "dlq"), 5)
     }
 
 
 def test_an_empty_redrive_policy_removes_the_rule():
-    settings = queue_attributes.settings_from({"RedrivePolicy": ""}, fifo=False)
-    assert settings == {"dead_letter": None}
+    assert queue_attributes.settings_from({"RedrivePolicy": ""}) == {"dead_letter": None}
 
 
 @pytest.mark.parametrize(
@@ -124,7 +121,7 @@ def test_an_empty_redrive_policy_removes_the_rule():
     ],
 )
 def test_a_malformed_redrive_policy_is_refused(policy):
-    error = error_of(queue_attributes.settings_from, {"RedrivePolicy": policy}, fifo=False)
+    error = error_of(queue_attributes.settings_from, {"RedrivePolicy": policy})
     assert error.name == "InvalidParameterValue"
     assert error.message.startswith(f"Value {policy} for parameter RedrivePolicy is invalid.")
 
@@ -206,15 +203,19 @@ def delivery(**message) -> Delivery:
     )
 
 
-def test_all_system_attributes_include_the_fencing_token():
+def test_all_system_attributes_are_exactly_aws_ones_without_the_fencing_token():
     assert message_attributes.system_attributes(CTX, delivery(group_id="g"), ["All"]) == {
         "SenderId": ACCOUNT,
         "SentTimestamp": "1700000000123",
         "ApproximateReceiveCount": "2",
         "ApproximateFirstReceiveTimestamp": "1700000001500",
         "MessageGroupId": "g",
-        "FencingToken": "17",
     }
+
+
+def test_the_fencing_token_comes_with_all_when_also_named():
+    selected = message_attributes.system_attributes(CTX, delivery(), ["All", "FencingToken"])
+    assert selected["FencingToken"] == "17"
 
 
 def test_system_attributes_are_selected_by_name():

@@ -60,7 +60,11 @@ class InvalidAttributeValue(QueueError):
 
 @dataclass
 class InvalidAttributeName(QueueError):
+    """An attribute SQS does not take here. `reason` is AWS's own sentence where it has
+    one; without it the wire says "Unknown Attribute <name>."."""
+
     attribute: str
+    reason: str | None = None
 
 
 @dataclass

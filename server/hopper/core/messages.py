@@ -23,7 +23,12 @@ from hopper.core.model import MessageAttribute, MessageDraft, NewMessage, QueueC
 
 # SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
 _FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_ATTRIBUTE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+# AWS also takes the Latin letters of U+00C0-U+017F (recorded: `attr.1øßä` is accepted).
+_ATTRIBUTE_NAME = re.compile("[A-Za-z0-9_.\u00c0-\u017f-]{1,256}")
+_MAX_DATA_TYPE_LENGTH = 255
+_ALLOWED_CHARACTERS = (
+    "#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF"
+)
 _RESERVED_PREFIXES = ("aws.", "amazon.")
 _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[^\s]+)?")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -75,11 +80,18 @@ def check_batch(drafts: Sequence[MessageDraft], config: QueueConfig) -> None:
     an entry without MessageGroupId (AWS answers the call with InvalidParameterValue,
     "The request must contain the parameter MessageGroupId.", as LocalStack's
     AWS-recorded snapshot test_send_batch_missing_message_group_id_for_fifo_queue shows;
-    a single SendMessage answers MissingParameter)."""
-    if config.fifo and any(draft.group_id is None for draft in drafts):
+    a single SendMessage answers MissingParameter); and, recorded on AWS likewise, an
+    entry without MessageDeduplicationId on a queue without content-based deduplication."""
+    if not config.fifo:
+        return
+    if any(draft.group_id is None for draft in drafts):
         raise InvalidParameterRule(
             "MessageGroupId", "", "The request must contain the parameter MessageGroupId."
         )
+    if not config.content_based_deduplication and any(
+        draft.deduplication_id is None for draft in drafts
+    ):
+        raise InvalidParameterRule("MessageDeduplicationId", "", _NO_DEDUPLICATION)
 
 
 def _standard_message(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMessage:
@@ -179,6 +191,12 @@ def _check_attribute_name(name: str) -> None:
 
 
 def _check_attribute_value(name: str, attribute: MessageAttribute) -> None:
+    if len(attribute.data_type) > _MAX_DATA_TYPE_LENGTH:
+        raise InvalidParameterRule(
+            "MessageAttributeDataType",
+            attribute.data_type,
+            f"Length of message attribute '{name}' type must be less than 256 bytes.",
+        )
     match = _DATA_TYPE.fullmatch(attribute.data_type)
     if match is None:
         raise InvalidParameterRule(
@@ -195,8 +213,17 @@ def _check_attribute_value(name: str, attribute: MessageAttribute) -> None:
     text = attribute.string_value
     if not text:
         raise InvalidParameterRule("MessageAttributeValue", name, _empty(name, base))
-    if _FORBIDDEN.search(text):
-        raise InvalidMessageContents(f"message attribute '{name}'")
+    forbidden = _FORBIDDEN.search(text)
+    if forbidden is not None:
+        # An attribute value is a parameter to AWS (InvalidParameterValue, recorded),
+        # where a bad body is InvalidMessageContents.
+        raise InvalidParameterRule(
+            "MessageAttributeValue",
+            name,
+            f"Invalid non-alphanumeric character '#x{ord(forbidden.group()):X}' was found "
+            f"in the message attribute '{name}', the set of allowed characters is "
+            f"{_ALLOWED_CHARACTERS}",
+        )
     if base == "Number" and _NUMBER.fullmatch(text.strip()) is None:
         raise InvalidParameterRule(
             "MessageAttributeValue",

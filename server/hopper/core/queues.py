@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hopper.core import fifo as fifo_rules
@@ -18,6 +18,7 @@ from hopper.core.errors import (
     InvalidAttributeValue,
     InvalidParameter,
     InvalidParameterRule,
+    MissingParameter,
     QueueNameTaken,
 )
 from hopper.core.model import QueueConfig, QueueKey, QueueRecord
@@ -38,6 +39,9 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(QueueConfig)) - {"group_d
 # Attributes that exist only on FIFO queues: on a standard queue SQS does not know them.
 _FIFO_ONLY = ("content_based_deduplication",)
 _FIFO_ONLY_EXTRA = (fifo_rules.DEDUPLICATION_SCOPE, fifo_rules.FIFO_THROUGHPUT_LIMIT)
+_KMS_KEY = "KmsMasterKeyId"
+_KMS_REUSE_PERIOD = "KmsDataKeyReusePeriodSeconds"
+_SQS_MANAGED_SSE = "SqsManagedSseEnabled"
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 
@@ -52,6 +56,9 @@ def check_name(key: QueueKey, fifo: bool) -> None:
 
 
 def check_fields(settings: Mapping[str, Any], *, fifo: bool) -> None:
+    """Every setting is one SQS knows, and a standard queue takes none of the FIFO-only
+    ones (AWS's texts: "Unknown Attribute ContentBasedDeduplication.", and "You can
+    specify the DeduplicationScope only when FifoQueue is set to true.")."""
     for name in settings:
         if name not in _FIELDS:
             raise InvalidAttributeName(name)
@@ -61,12 +68,17 @@ def check_fields(settings: Mapping[str, Any], *, fifo: bool) -> None:
                 raise InvalidAttributeName(name)
         for name in _FIFO_ONLY_EXTRA:
             if name in settings.get("extra", {}):
-                raise InvalidAttributeName(name)
+                raise InvalidAttributeName(
+                    name, f"You can specify the {name} only when FifoQueue is set to true."
+                )
 
 
 def new_config(settings: Mapping[str, Any]) -> QueueConfig:
     """The config of a new queue: defaults, overridden by what was passed."""
     fifo = bool(settings.get("fifo", False))
+    if settings.get("fifo") is False:
+        # AWS knows FifoQueue only as "true": "false" is an unknown attribute.
+        raise InvalidAttributeName("fifo")
     check_fields(settings, fifo=fifo)
     values = dict(settings)
     values["extra"] = dict(settings.get("extra", {}))
@@ -92,6 +104,8 @@ def changed_config(config: QueueConfig, settings: Mapping[str, Any]) -> QueueCon
             extra.pop(name, None)
         else:
             extra[name] = text
+    if config.extra.get(_KMS_KEY) and not extra.get(_KMS_KEY):
+        _reset_kms(extra, settings.get("extra", {}))
     if config.fifo:
         fifo_rules.check_throughput_limit(extra)
     # group_deduplication stays as created (AWS: a later DeduplicationScope is shown, but
@@ -109,6 +123,33 @@ def check_same(existing: QueueRecord, settings: Mapping[str, Any]) -> None:
                     raise QueueNameTaken(existing.key, attribute)
         elif getattr(existing.config, name, None) != value:
             raise QueueNameTaken(existing.key, name)
+
+
+def _reset_kms(extra: dict[str, str], passed: Mapping[str, str]) -> None:
+    """A KMS key removed (KmsMasterKeyId set to ""): as recorded on AWS, the data key
+    reuse period goes with it (even when passed in the same call) and SQS-managed
+    encryption stays off unless this call turns it on."""
+    extra.pop(_KMS_REUSE_PERIOD, None)
+    if not passed.get(_SQS_MANAGED_SSE):
+        extra[_SQS_MANAGED_SSE] = "false"
+
+
+def check_tags_to_add(tags: Mapping[str, str], existing: Mapping[str, str]) -> None:
+    """TagQueue's tags: at least one (AWS answers an empty TagQueue as one without its
+    parameter), each within `check_tags`."""
+    if not tags:
+        raise MissingParameter("Tags")
+    check_tags(tags, existing=existing)
+
+
+def check_tag_keys(tag_keys: Sequence[str]) -> None:
+    """UntagQueue's keys: at least one; AWS words an empty list as a key too short."""
+    if not tag_keys:
+        raise InvalidParameterRule(
+            "TagKeys",
+            "",
+            f"Tag keys must be between 1 and {MAX_TAG_KEY_LENGTH} characters in length.",
+        )
 
 
 def check_tags(tags: Mapping[str, str], *, existing: Mapping[str, str] | None = None) -> None:

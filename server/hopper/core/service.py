@@ -217,11 +217,12 @@ class QueueService:
 
     async def tag_queue(self, key: QueueKey, tags: Mapping[str, str]) -> None:
         record = await self.get_queue(key)
-        queues.check_tags(tags, existing=record.tags)
+        queues.check_tags_to_add(tags, record.tags)
         self._recent.forget(key)
         await self.store.set_tags(key, add=tags, remove=())
 
     async def untag_queue(self, key: QueueKey, tag_keys: Sequence[str]) -> None:
+        queues.check_tag_keys(tag_keys)
         self._recent.forget(key)
         await self.store.set_tags(key, add={}, remove=tag_keys)
 

@@ -158,7 +158,7 @@ _TRANSLATIONS: dict[type[core.QueueError], Callable[[Any, bool], SqsError]] = {
         f"Invalid value for the parameter {_attribute_label(e.attribute)}. Reason: {e.reason}",
     ),
     core.InvalidAttributeName: lambda e, _b: SqsError(
-        "InvalidAttributeName", f"Unknown Attribute {_attribute_label(e.attribute)}."
+        "InvalidAttributeName", e.reason or f"Unknown Attribute {_attribute_label(e.attribute)}."
     ),
     # AWS words this one differently inside a batch's Failed[] entry.
     core.MessageTooLong: lambda e, in_batch: SqsError(

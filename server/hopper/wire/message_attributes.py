@@ -10,21 +10,29 @@ from hopper.core.model import Delivery, MessageAttribute
 from hopper.wire.context import RequestContext
 from hopper.wire.queue_urls import queue_arn
 
-# hopper's extension: the delivery's fencing token, returned when asked for by name or All.
+# hopper's extension: the delivery's fencing token, returned only when asked for by name
+# (never for All, so the set an SDK or a recorded test sees for All is exactly AWS's).
 FENCING_TOKEN = "FencingToken"
+# `*` is recorded on AWS as selecting every user attribute, as `All` and `.*` do.
+_EVERY_ATTRIBUTE = frozenset({"All", "*", ".*"})
 
 
 def system_attributes(
     ctx: RequestContext, delivery: Delivery, requested: Iterable[str]
 ) -> dict[str, str]:
     """The message system attributes a receive asked for (`AttributeNames` and
-    `MessageSystemAttributeNames` together; `All` is every one this message has)."""
+    `MessageSystemAttributeNames` together; `All` is every AWS one this message has,
+    and hopper's `FencingToken` only when named)."""
     wanted = set(requested)
     if not wanted:  # the common receive: none asked for, none built
         return {}
     values = _system_values(ctx, delivery)
     if "All" in wanted:
-        return values
+        return {
+            name: value
+            for name, value in values.items()
+            if name != FENCING_TOKEN or FENCING_TOKEN in wanted
+        }
     return {name: value for name, value in values.items() if name in wanted}
 
 
@@ -59,12 +67,12 @@ def _millis(epoch_seconds: float) -> str:
 def select_message_attributes(
     attributes: Mapping[str, MessageAttribute], requested: Iterable[str]
 ) -> dict[str, MessageAttribute]:
-    """The user attributes `MessageAttributeNames` selects: `All` or `.*` for every one,
+    """The user attributes `MessageAttributeNames` selects: `All`, `*` or `.*` for every one,
     `prefix.*` for names starting with `prefix` (AWS gives `Hello` and `Help.Me` for
     `Hel.*`: LocalStack's AWS snapshot test_receive_message_message_attribute_names_filters),
     otherwise exact names."""
     patterns = list(requested)
-    if any(pattern in ("All", ".*") for pattern in patterns):
+    if any(pattern in _EVERY_ATTRIBUTE for pattern in patterns):
         return dict(attributes)
     return {
         name: attribute

@@ -29,11 +29,10 @@ from hopper.wire.redrive_policies import (
 
 @dataclass(frozen=True)
 class _Setting:
-    """One settable attribute: how its text is read, and whether only FIFO queues
-    have it."""
+    """One settable attribute: how its text is read. Which attributes a queue of each
+    type takes is the core's rule (core/queues.py), with AWS's texts."""
 
     parse: Callable[[str, str], Any]  # (SQS name, text) -> typed value, or raise
-    fifo_only: bool = False
 
 
 def _invalid(name: str) -> SqsError:
@@ -117,8 +116,8 @@ _SETTINGS: dict[str, _Setting] = {
     "KmsMasterKeyId": _Setting(_verbatim),
     "KmsDataKeyReusePeriodSeconds": _Setting(lambda n, t: str(_integer(60, 86_400)(n, t))),
     "SqsManagedSseEnabled": _Setting(_boolean_text),
-    "DeduplicationScope": _Setting(_one_of("messageGroup", "queue"), fifo_only=True),
-    "FifoThroughputLimit": _Setting(_one_of("perQueue", "perMessageGroupId"), fifo_only=True),
+    "DeduplicationScope": _Setting(_one_of("messageGroup", "queue")),
+    "FifoThroughputLimit": _Setting(_one_of("perQueue", "perMessageGroupId")),
     MAXIMUM_QUEUE_DEPTH: _Setting(_depth),
 }
 
@@ -142,16 +141,16 @@ def unknown_attribute(name: str) -> SqsError:
 # --- setting --------------------------------------------------------------------------
 
 
-def settings_from(attributes: Mapping[str, str], *, fifo: bool) -> dict[str, Any]:
+def settings_from(attributes: Mapping[str, str]) -> dict[str, Any]:
     """The `settings` mapping for QueueService: QueueConfig field -> typed value, and
-    `extra` -> {SQS name: text} for the attributes the core only echoes. `fifo` is the
-    queue's type (for CreateQueue, what FifoQueue says). Read-only and unknown names
-    are InvalidAttributeName, bad values InvalidAttributeValue."""
+    `extra` -> {SQS name: text} for the attributes the core only echoes. Read-only and
+    unknown names are InvalidAttributeName, bad values InvalidAttributeValue; which
+    attributes a queue of each type takes is the core's rule."""
     settings: dict[str, Any] = {}
     extra: dict[str, str] = {}
     for name, text in attributes.items():
         setting = _SETTINGS.get(name)
-        if setting is None or (setting.fifo_only and not fifo):
+        if setting is None:
             raise unknown_attribute(name)
         value = setting.parse(name, text)
         field = _FIELDS.get(name)
@@ -176,12 +175,6 @@ def _check_encryption(attributes: Mapping[str, str]) -> None:
             "You can use one type of server-side encryption (SSE) at one time. You can "
             "either enable KMS SSE or SQS SSE.",
         )
-
-
-def requested_fifo(attributes: Mapping[str, str]) -> bool:
-    """Whether a CreateQueue's attributes ask for a FIFO queue."""
-    text = attributes.get("FifoQueue")
-    return text is not None and _boolean("FifoQueue", text)
 
 
 # --- getting --------------------------------------------------------------------------

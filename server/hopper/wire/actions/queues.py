@@ -20,7 +20,7 @@ async def create_queue(
 ) -> dict[str, Any]:
     name = validate.required_str(params, "QueueName")
     given = validate.as_str_map(params, "Attributes")
-    settings = queue_attributes.settings_from(given, fifo=queue_attributes.requested_fifo(given))
+    settings = queue_attributes.settings_from(given)
     tags = validate.as_str_map(params, "tags")
     with _redrive_policy_refused(given):
         _check_own_dead_letter(ctx, settings)
@@ -87,8 +87,8 @@ async def set_queue_attributes(
     key = addressed_queue(ctx, params)
     validate.required(params, "Attributes")
     given = validate.as_str_map(params, "Attributes")
-    record = await service.get_queue(key)
-    settings = queue_attributes.settings_from(given, fifo=record.config.fifo)
+    await service.get_queue(key)  # a missing queue answers before its attributes
+    settings = queue_attributes.settings_from(given)
     with _redrive_policy_refused(given):
         _check_own_dead_letter(ctx, settings)
         await service.set_queue_attributes(key, settings)

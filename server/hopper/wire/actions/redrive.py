@@ -66,7 +66,9 @@ async def cancel_message_move_task(
     handle = validate.required_str(params, "TaskHandle")
     task_id, source = read_task_handle(handle)
     if source.account != ctx.account:
-        raise ResourceNotFound(None)
+        # Another account's queue does not exist for this caller: as AWS, the source is
+        # what is missing ("Task does not exist." is for an existing source).
+        raise ResourceNotFound("SourceArn")
     task = await service.cancel_move_task(task_id, source)
     return {"ApproximateNumberOfMessagesMoved": task.moved}
 

@@ -14,7 +14,7 @@ async def tag_queue(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
-    validate.required(params, "Tags")
+    # Absent or empty, the core's rule answers (MissingParameter, as AWS).
     await service.tag_queue(key, validate.as_str_map(params, "Tags"))
     return {}
 
@@ -23,7 +23,7 @@ async def untag_queue(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
     key = addressed_queue(ctx, params)
-    validate.required(params, "TagKeys")
+    # Absent or empty, the core's rule answers (InvalidParameterValue, as AWS).
     await service.untag_queue(key, validate.as_str_list(params, "TagKeys"))
     return {}
 
