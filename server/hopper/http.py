@@ -33,7 +33,7 @@ from hopper.observability import dashboard, requests
 from hopper.observability.metrics import CONTENT_TYPE, scrape
 from hopper.observability.overview import Counts
 from hopper.settings import Settings
-from hopper.wire import errors, protocol, render_json, render_xml
+from hopper.wire import errors, protocol, render_json, render_query_json, render_xml
 from hopper.wire.context import RequestContext
 from hopper.wire.render_json import Rendered
 
@@ -88,7 +88,7 @@ def front(
         except Disconnected:
             return
         except errors.SqsError as error:
-            rendered = _render_error(protocol.detect_protocol(incoming.headers), error, new_id())
+            rendered = _render_error(protocol.answer_format(incoming.headers), error, new_id())
         else:
             gone = _departure(receive)
             rendered = await serve(incoming, body, service, settings, actions, gate, gone)
@@ -193,7 +193,7 @@ async def _health(request: Request) -> Response:
 
 async def _unknown_path(request: Request) -> Response:
     error = errors.SqsError("UnknownOperationException", "An unknown operation was requested.")
-    rendered = _render_error(protocol.detect_protocol(request.headers), error, new_id())
+    rendered = _render_error(protocol.answer_format(request.headers), error, new_id())
     return Response(
         rendered.body, rendered.status, headers=rendered.headers, media_type=rendered.content_type
     )
@@ -211,23 +211,24 @@ async def serve(
     """The answer to one SQS request, whatever happens: never an exception. `gone`
     returns once the client has gone away (see RequestContext)."""
     ctx = _context(incoming, settings, gone)
+    form = protocol.answer_format(incoming.headers)
     started = time.perf_counter()
     call = requests.Call(ctx.request_id)
     try:
         result = await _dispatch(incoming, body, ctx, service, actions, gate, call)
     except errors.SqsError as error:
-        rendered = _render_error(ctx.protocol, error, ctx.request_id)
+        rendered = _render_error(form, error, ctx.request_id)
         call.outcome = error.name
     except QueueError as error:
         sqs_error = errors.from_core(error)
-        rendered = _render_error(ctx.protocol, sqs_error, ctx.request_id)
+        rendered = _render_error(form, sqs_error, ctx.request_id)
         call.outcome = sqs_error.name
     except Exception:
         log.exception("hopper: request %s failed", ctx.request_id)
-        rendered = _render_error(ctx.protocol, errors.internal_failure(), ctx.request_id)
+        rendered = _render_error(form, errors.internal_failure(), ctx.request_id)
         call.outcome = "InternalFailure"
     else:
-        rendered = _render_result(ctx.protocol, call.action, result, ctx.request_id)
+        rendered = _render_result(form, call.action, result, ctx.request_id)
         rendered.headers.update(ctx.response_headers)
     requests.finished(call, rendered.status, time.perf_counter() - started)
     return rendered
@@ -288,14 +289,19 @@ def _arrival(incoming: Incoming, body: bytes) -> Arrival:
     )
 
 
-def _render_result(kind: str, action: str, result: dict[str, Any], request_id: str) -> Rendered:
-    if kind == "json":
+def _render_result(form: str, action: str, result: dict[str, Any], request_id: str) -> Rendered:
+    if form == "json":
         return render_json.render_result(result, request_id)
+    if form == "query-json":
+        return render_query_json.render_result(action, result, request_id)
     return render_xml.render_result(action, result, request_id)
 
 
-def _render_error(kind: str, error: errors.SqsError, request_id: str) -> Rendered:
-    if kind == "json":
+def _render_error(form: str, error: errors.SqsError, request_id: str) -> Rendered:
+    """`form` is protocol.answer_format's: "json", "query-json" or "xml"."""
+    if form == "json":
         return render_json.render_error(error, request_id)
+    if form == "query-json":
+        return render_query_json.render_error(error, request_id)
     return render_xml.render_error(error, request_id)
 

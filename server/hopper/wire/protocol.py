@@ -22,8 +22,9 @@ from hopper.wire.shapes import INPUTS
 
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 _TARGET = re.compile(r"AmazonSQS\.(\w+)")
-# Actions that make sense only against the service endpoint, never a queue's URL.
-_SERVICE_ACTIONS = frozenset({"CreateQueue", "ListQueues", "GetQueueUrl"})
+# Actions that make sense only against the service endpoint, never a queue's URL
+# (AWS answers GetQueueUrl on a queue URL: it names its queue by QueueName anyway).
+_SERVICE_ACTIONS = frozenset({"CreateQueue", "ListQueues"})
 _ABSENT: Any = object()
 
 
@@ -33,6 +34,14 @@ def detect_protocol(headers: Mapping[str, str]) -> str:
     if "x-amz-target" in headers or content_type.startswith("application/x-amz-json"):
         return "json"
     return "query"
+
+
+def answer_format(headers: Mapping[str, str]) -> str:
+    """How to answer: "json" (the JSON protocol), "query-json" (a query request that
+    accepts JSON: AWS answers the XML document's shape in JSON) or "xml"."""
+    if detect_protocol(headers) == "json":
+        return "json"
+    return "query-json" if "application/json" in headers.get("accept", "") else "xml"
 
 
 async def read_bounded(

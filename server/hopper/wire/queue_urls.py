@@ -34,9 +34,12 @@ def no_such_queue() -> SqsError:
 def parse_queue_url(ctx: RequestContext, url: str) -> QueueKey:
     """The queue a `QueueUrl` names. Any scheme and host; the path must be
     `/<account>/<name>`, and the account must be the one this request acts for
-    (hopper serves one account: another account's queue does not exist here)."""
+    (hopper serves one account: another account's queue does not exist here). A bare
+    queue name names the caller's own queue, as AWS resolves it."""
     path = urlsplit(url).path if "://" in url else url
     parts = [unquote(part) for part in path.strip("/").split("/")]
+    if len(parts) == 1 and parts[0] and "://" not in url:
+        return QueueKey(ctx.account, parts[0])
     if len(parts) != 2 or not all(parts):
         raise no_such_queue()
     account, name = parts

@@ -33,8 +33,16 @@ def render_result(action: str, result: Mapping[str, Any], request_id: str) -> Re
     return _document({f"{action}Response": response}, 200, request_id)
 
 
+# AWS answers a request that names no operation with this bare element as the whole
+# body (404), whatever the client accepts.
+UNKNOWN_OPERATION = b"<UnknownOperationException/>"
+
+
 def render_error(error: SqsError, request_id: str) -> Rendered:
     code = error.code
+    if error.name == "UnknownOperationException":
+        headers = {"x-amzn-RequestId": request_id}
+        return Rendered(code.status, CONTENT_TYPE, UNKNOWN_OPERATION, headers)
     detail = {
         "Type": "Sender" if code.sender else "Receiver",
         "Code": code.query_code,
