@@ -119,7 +119,7 @@ def _queue(path: str | Path, settings: Settings, entry: Any) -> DeclaredQueue:
     if tags is not None:
         tags = {str(name): _text(value) for name, value in _table(where, entry, "tags").items()}
     try:
-        parsed = queue_attributes.settings_from(texts)
+        parsed = queue_attributes.settings_from(texts, settings.region)
     except SqsError as error:
         raise SettingsError(f"{where}: {error.message}") from None
     dead_letter = parsed.pop("dead_letter", None)
@@ -250,7 +250,7 @@ def guarded(actions: Mapping[str, Handler]) -> dict[str, Handler]:
         service: QueueService, ctx: RequestContext, params: dict[str, Any]
     ) -> dict[str, Any]:
         name = params.get("QueueName")
-        if isinstance(name, str) and await _found(service, QueueKey(ctx.account, name)):
+        if isinstance(name, str) and await _found(service, QueueKey(ctx.owner, name)):
             return await create(service, ctx, params)
         raise access_denied(ctx, "CreateQueue")
 

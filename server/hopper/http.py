@@ -33,7 +33,15 @@ from hopper.observability import dashboard, requests
 from hopper.observability.metrics import CONTENT_TYPE, scrape
 from hopper.observability.overview import Counts
 from hopper.settings import Settings
-from hopper.wire import errors, protocol, render_json, render_query_json, render_xml
+from hopper.wire import (
+    errors,
+    protocol,
+    queue_urls,
+    regions,
+    render_json,
+    render_query_json,
+    render_xml,
+)
 from hopper.wire.context import RequestContext
 from hopper.wire.render_json import Rendered
 
@@ -79,7 +87,7 @@ def front(
     protocols, GET and POST) served here, everything else by `rest` (Starlette)."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        incoming = _sqs_request(scope) if scope["type"] == "http" else None
+        incoming = _sqs_request(scope, settings.region) if scope["type"] == "http" else None
         if incoming is None:
             await rest(scope, receive, send)
             return
@@ -118,9 +126,9 @@ def routes(service: QueueService, settings: Settings) -> list[BaseRoute]:
     ]
 
 
-def _sqs_request(scope: Scope) -> Incoming | None:
+def _sqs_request(scope: Scope, home: str) -> Incoming | None:
     """The SQS request `scope` is, or None for one Starlette serves: another path or
-    method, or a browser asking `/` for the dashboard."""
+    method, or a browser asking `/` for the dashboard. `home` is the server's region."""
     method: str = scope["method"]
     if method not in ("GET", "POST"):
         return None
@@ -128,10 +136,12 @@ def _sqs_request(scope: Scope) -> Incoming | None:
     segments = path[1:].split("/")
     if path == "/":
         path_queue = None
-    elif len(segments) == 2 and all(segments) and segments[0] not in _OWN_SEGMENTS:
-        path_queue = QueueKey(segments[0], segments[1])
-    else:
+    elif segments[0] in _OWN_SEGMENTS:
         return None
+    else:
+        path_queue = queue_urls.path_queue(segments, home)
+        if path_queue is None:
+            return None
     raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
     headers: dict[str, str] = {}
     for name, value in raw_headers:
@@ -266,10 +276,12 @@ def _context(
     incoming: Incoming, settings: Settings, gone: Callable[[], Awaitable[None]] | None
 ) -> RequestContext:
     host = incoming.headers.get("host") or f"{settings.host}:{settings.port}"
+    region = regions.request_region(incoming.headers, incoming.query_string, settings.region)
     return RequestContext(
         protocol=protocol.detect_protocol(incoming.headers),
         account=settings.account_id,
-        region=settings.region,
+        region=region,
+        home_region=settings.region,
         base_url=f"{incoming.scheme}://{host}",
         path_queue=incoming.path_queue,
         trace_header=incoming.headers.get("x-amzn-trace-id"),

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from hopper.core.model import QueueKey
+from hopper.wire.regions import scoped_account
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,9 @@ class RequestContext:
 
     `base_url` is "scheme://host[:port]" as the client addressed us, so queue URLs
     handed back work from where the client stands. `path_queue` is set when the
-    request was sent to a queue-URL path `/<account>/<name>`.
+    request was sent to a queue-URL path `/<account>/<name>` (or, for a queue outside
+    the server's region, `/<region>/<account>/<name>`). `account` is the caller's
+    account id; `owner` the account its queues in this region live under (regions.py).
     """
 
     protocol: str  # "json" or "query"
@@ -30,3 +33,15 @@ class RequestContext:
     # Returns once the client has gone away (closed its connection); None where the
     # transport cannot tell. A long poll ends on it rather than take messages for nobody.
     gone: Callable[[], Awaitable[object]] | None = None
+    # The server's own region (--region); None where region is moot (the request's own
+    # region then counts as home). `region` is the request's (its SigV4 scope's).
+    home_region: str | None = None
+
+    @property
+    def home(self) -> str:
+        return self.region if self.home_region is None else self.home_region
+
+    @property
+    def owner(self) -> str:
+        """The store account of the caller's queues in the request's region."""
+        return scoped_account(self.account, self.region, self.home_region)

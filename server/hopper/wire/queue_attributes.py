@@ -141,18 +141,22 @@ def unknown_attribute(name: str) -> SqsError:
 # --- setting --------------------------------------------------------------------------
 
 
-def settings_from(attributes: Mapping[str, str]) -> dict[str, Any]:
+def settings_from(attributes: Mapping[str, str], home: str | None = None) -> dict[str, Any]:
     """The `settings` mapping for QueueService: QueueConfig field -> typed value, and
     `extra` -> {SQS name: text} for the attributes the core only echoes. Read-only and
     unknown names are InvalidAttributeName, bad values InvalidAttributeValue; which
-    attributes a queue of each type takes is the core's rule."""
+    attributes a queue of each type takes is the core's rule. `home` is the server's
+    region, for the queue a RedrivePolicy's ARN names (regions.py)."""
     settings: dict[str, Any] = {}
     extra: dict[str, str] = {}
     for name, text in attributes.items():
         setting = _SETTINGS.get(name)
         if setting is None:
             raise unknown_attribute(name)
-        value = setting.parse(name, text)
+        if name == "RedrivePolicy":
+            value: Any = parse_redrive_policy(text, home)
+        else:
+            value = setting.parse(name, text)
         field = _FIELDS.get(name)
         if field is None:
             extra[name] = value

@@ -1,7 +1,9 @@
 """Queue URLs and queue ARNs: how a queue is named on the wire, and back.
 
-A queue URL is `{base_url}/{account}/{name}`; requests are matched by account and
-name whatever scheme and host the client used (SDKs rewrite hosts, proxies too).
+A queue URL is `{base_url}/{account}/{name}` in the server's own region and
+`{base_url}/{region}/{account}/{name}` in any other (regions.py); requests are matched
+by region, account and name whatever scheme and host the client used (SDKs rewrite
+hosts, proxies too).
 """
 
 from __future__ import annotations
@@ -13,17 +15,27 @@ from urllib.parse import unquote, urlsplit
 from hopper.core.model import QueueKey
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, missing_parameter
+from hopper.wire.regions import scoped_account, split_account
 
 _NO_QUEUE = "The specified queue does not exist."
 _NO_QUEUE_QUERY = "The specified queue does not exist for this wsdl version."
 
 
 def queue_url(ctx: RequestContext, key: QueueKey) -> str:
-    return f"{ctx.base_url}/{key.account}/{key.name}"
+    account, region = split_account(key.account, ctx.home)
+    if region == ctx.home:
+        return f"{ctx.base_url}/{account}/{key.name}"
+    return f"{ctx.base_url}/{region}/{account}/{key.name}"
 
 
 def queue_arn(ctx: RequestContext, key: QueueKey) -> str:
-    return f"arn:aws:sqs:{ctx.region}:{key.account}:{key.name}"
+    account, region = split_account(key.account, ctx.home)
+    return f"arn:aws:sqs:{region}:{account}:{key.name}"
+
+
+def account_of(ctx: RequestContext, key: QueueKey) -> str:
+    """The account id owning `key` (without its region)."""
+    return split_account(key.account, ctx.home)[0]
 
 
 def no_such_queue() -> SqsError:
@@ -31,21 +43,32 @@ def no_such_queue() -> SqsError:
     return SqsError("QueueDoesNotExist", _NO_QUEUE, query_message=_NO_QUEUE_QUERY)
 
 
+def path_queue(segments: list[str], home: str) -> QueueKey | None:
+    """The queue a URL path names: `<account>/<name>` (the server's own region) or
+    `<region>/<account>/<name>`; None for any other path."""
+    if not all(segments):
+        return None
+    if len(segments) == 2:
+        return QueueKey(segments[0], segments[1])
+    if len(segments) == 3:
+        region, account, name = segments
+        return QueueKey(scoped_account(account, region, home), name)
+    return None
+
+
 def parse_queue_url(ctx: RequestContext, url: str) -> QueueKey:
-    """The queue a `QueueUrl` names. Any scheme and host; the path must be
-    `/<account>/<name>`, and the account must be the one this request acts for
-    (hopper serves one account: another account's queue does not exist here). A bare
-    queue name names the caller's own queue, as AWS resolves it."""
+    """The queue a `QueueUrl` names. Any scheme and host; the path must be a queue's
+    (see `path_queue`), and the account must be the one this request acts for (another
+    account's queue does not exist for it). A bare queue name names the caller's own
+    queue in the request's region, as AWS resolves it."""
     path = urlsplit(url).path if "://" in url else url
     parts = [unquote(part) for part in path.strip("/").split("/")]
     if len(parts) == 1 and parts[0] and "://" not in url:
-        return QueueKey(ctx.account, parts[0])
-    if len(parts) != 2 or not all(parts):
+        return QueueKey(ctx.owner, parts[0])
+    key = path_queue(parts, ctx.home)
+    if key is None or account_of(ctx, key) != ctx.account:
         raise no_such_queue()
-    account, name = parts
-    if account != ctx.account:
-        raise no_such_queue()
-    return QueueKey(account, name)
+    return key
 
 
 def addressed_queue(ctx: RequestContext, params: Mapping[str, Any]) -> QueueKey:
@@ -56,19 +79,20 @@ def addressed_queue(ctx: RequestContext, params: Mapping[str, Any]) -> QueueKey:
     if isinstance(url, str) and url:
         return parse_queue_url(ctx, url)
     if ctx.path_queue is not None:
-        if ctx.path_queue.account != ctx.account:
+        if account_of(ctx, ctx.path_queue) != ctx.account:
             raise no_such_queue()
         return ctx.path_queue
     raise missing_parameter("QueueUrl")
 
 
-def parse_queue_arn(arn: str) -> QueueKey | None:
+def parse_queue_arn(arn: str, home: str | None = None) -> QueueKey | None:
     """The queue an `arn:aws:sqs:<region>:<account>:<name>` names, or None when the
-    text is not an SQS queue ARN (any partition is accepted: aws, aws-cn, ...)."""
+    text is not an SQS queue ARN (any partition is accepted: aws, aws-cn, ...). With
+    `home` (the server's region) the key is the region's; without it, region is moot."""
     parts = arn.split(":")
     if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs":
         return None
-    account, name = parts[4], parts[5]
+    region, account, name = parts[3], parts[4], parts[5]
     if not account or not name:
         return None
-    return QueueKey(account, name)
+    return QueueKey(scoped_account(account, region, home), name)

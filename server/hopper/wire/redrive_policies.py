@@ -13,9 +13,10 @@ from hopper.wire.errors import SqsError
 from hopper.wire.queue_urls import parse_queue_arn, queue_arn
 
 
-def parse_redrive_policy(text: str) -> DeadLetterRule | None:
+def parse_redrive_policy(text: str, home: str | None = None) -> DeadLetterRule | None:
     """RedrivePolicy's JSON `{"deadLetterTargetArn": ..., "maxReceiveCount": ...}`; an
-    empty text removes the policy (as on AWS)."""
+    empty text removes the policy (as on AWS). `home` is the server's region, for the
+    queue the target ARN names (regions.py)."""
     if text == "":
         return None
     try:
@@ -30,7 +31,7 @@ def parse_redrive_policy(text: str) -> DeadLetterRule | None:
                 text, f"Redrive policy does not contain mandatory attribute: {member}."
             )
     arn = policy["deadLetterTargetArn"]
-    target = parse_queue_arn(arn) if isinstance(arn, str) else None
+    target = parse_queue_arn(arn, home) if isinstance(arn, str) else None
     if target is None:
         raise redrive_error(text, "Invalid value for deadLetterTargetArn.")
     return DeadLetterRule(target, _max_receive_count(text, policy["maxReceiveCount"]))

@@ -12,7 +12,7 @@ from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
 from hopper.wire import queue_attributes, redrive_policies, validate
 from hopper.wire.context import RequestContext
-from hopper.wire.queue_urls import addressed_queue, no_such_queue, queue_url
+from hopper.wire.queue_urls import account_of, addressed_queue, no_such_queue, queue_url
 
 
 async def create_queue(
@@ -20,11 +20,11 @@ async def create_queue(
 ) -> dict[str, Any]:
     name = validate.required_str(params, "QueueName")
     given = validate.as_str_map(params, "Attributes")
-    settings = queue_attributes.settings_from(given)
+    settings = queue_attributes.settings_from(given, ctx.home)
     tags = validate.as_str_map(params, "tags")
     with _redrive_policy_refused(given):
         _check_own_dead_letter(ctx, settings)
-        record = await service.create_queue(QueueKey(ctx.account, name), settings, tags)
+        record = await service.create_queue(QueueKey(ctx.owner, name), settings, tags)
     return {"QueueUrl": queue_url(ctx, record.key)}
 
 
@@ -36,7 +36,7 @@ async def get_queue_url(
     if owner != ctx.account:
         # hopper serves one account: another's queues do not exist here.
         raise no_such_queue()
-    record = await service.get_queue(QueueKey(ctx.account, name))
+    record = await service.get_queue(QueueKey(ctx.owner, name))
     return {"QueueUrl": queue_url(ctx, record.key)}
 
 
@@ -44,7 +44,7 @@ async def list_queues(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
     page = await service.list_queues(
-        ctx.account,
+        ctx.owner,
         prefix=validate.as_str(params, "QueueNamePrefix", default="") or "",
         max_results=validate.as_int(params, "MaxResults"),
         next_token=validate.as_str(params, "NextToken"),
@@ -88,7 +88,7 @@ async def set_queue_attributes(
     validate.required(params, "Attributes")
     given = validate.as_str_map(params, "Attributes")
     await service.get_queue(key)  # a missing queue answers before its attributes
-    settings = queue_attributes.settings_from(given)
+    settings = queue_attributes.settings_from(given, ctx.home)
     with _redrive_policy_refused(given):
         _check_own_dead_letter(ctx, settings)
         await service.set_queue_attributes(key, settings)
@@ -100,7 +100,7 @@ def _check_own_dead_letter(ctx: RequestContext, settings: dict[str, Any]) -> Non
     dead-letter queue either (AWS, too, keeps a dead-letter queue in its sources'
     account)."""
     rule = settings.get("dead_letter")
-    if rule is not None and rule.target.account != ctx.account:
+    if rule is not None and account_of(ctx, rule.target) != ctx.account:
         raise InvalidAttributeValue("dead_letter", "Dead letter target does not exist.")
 
 

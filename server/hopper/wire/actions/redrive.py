@@ -19,7 +19,13 @@ from hopper.core.service import QueueService
 from hopper.wire import validate
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, invalid_parameter_value
-from hopper.wire.queue_urls import addressed_queue, parse_queue_arn, queue_arn, queue_url
+from hopper.wire.queue_urls import (
+    account_of,
+    addressed_queue,
+    parse_queue_arn,
+    queue_arn,
+    queue_url,
+)
 
 
 async def list_dead_letter_source_queues(
@@ -39,10 +45,10 @@ async def list_dead_letter_source_queues(
 
 def _queue_arn(ctx: RequestContext, params: dict[str, Any], name: str) -> QueueKey:
     arn = validate.required_str(params, name)
-    key = parse_queue_arn(arn)
+    key = parse_queue_arn(arn, ctx.home)
     if key is None:
         raise invalid_parameter_value(name, arn, f"{name} must be an SQS queue ARN.")
-    if key.account != ctx.account:
+    if account_of(ctx, key) != ctx.account:
         # Another account's queue does not exist for this caller (tenants are separate).
         raise ResourceNotFound(name)
     return key
@@ -64,8 +70,8 @@ async def cancel_message_move_task(
     service: QueueService, ctx: RequestContext, params: dict[str, Any]
 ) -> dict[str, Any]:
     handle = validate.required_str(params, "TaskHandle")
-    task_id, source = read_task_handle(handle)
-    if source.account != ctx.account:
+    task_id, source = read_task_handle(handle, ctx.home)
+    if account_of(ctx, source) != ctx.account:
         # Another account's queue does not exist for this caller: as AWS, the source is
         # what is missing ("Task does not exist." is for an existing source).
         raise ResourceNotFound("SourceArn")
@@ -107,7 +113,7 @@ def task_handle(ctx: RequestContext, task: MoveTask) -> str:
     return base64.b64encode(json.dumps(document, separators=(",", ":")).encode()).decode()
 
 
-def read_task_handle(handle: str) -> tuple[str, QueueKey]:
+def read_task_handle(handle: str, home: str | None = None) -> tuple[str, QueueKey]:
     """The task id and source queue a handle names. A handle hopper did not issue is
     InvalidParameterValue, with AWS's text."""
     try:
@@ -116,7 +122,7 @@ def read_task_handle(handle: str) -> tuple[str, QueueKey]:
         document = None
     task_id = document.get("taskId") if isinstance(document, dict) else None
     arn = document.get("sourceArn") if isinstance(document, dict) else None
-    source = parse_queue_arn(arn) if isinstance(arn, str) else None
+    source = parse_queue_arn(arn, home) if isinstance(arn, str) else None
     if not isinstance(task_id, str) or source is None:
         raise SqsError("InvalidParameterValue", "Value for parameter TaskHandle is invalid.")
     return task_id, source
