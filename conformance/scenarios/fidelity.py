@@ -5,9 +5,10 @@ a queue URL."""
 
 from __future__ import annotations
 
+from tests.server.query_client import path_of
+
 from conformance.registry import scenario
 from conformance.target import Target
-from tests.server.query_client import path_of
 
 
 @scenario

@@ -140,7 +140,9 @@ def test_a_data_type_of_255_characters_passes_and_256_fails_with_aws_text() -> N
     prepare(draft(attributes={"a": text("1", "String." + "x" * 248)}), STANDARD, "id")
     with pytest.raises(InvalidParameter) as caught:
         prepare(draft(attributes={"a": text("1", "String." + "x" * 249)}), STANDARD, "id")
-    assert caught.value.reason == "Length of message attribute 'a' type must be less than 256 bytes."
+    assert caught.value.reason == (
+        "Length of message attribute 'a' type must be less than 256 bytes."
+    )
 
 
 def test_a_string_attribute_with_forbidden_characters_is_an_invalid_parameter() -> None:

@@ -52,7 +52,8 @@ def test_a_bare_queue_name_names_the_callers_queue_in_every_action(caller):
     assert caller("SendMessage", QueueUrl=name, MessageBody="by name").status == 200
     (message,) = caller("ReceiveMessage", QueueUrl=name).messages()
     assert message["Body"] == "by name"
-    assert caller("DeleteMessage", QueueUrl=name, ReceiptHandle=message["ReceiptHandle"]).status == 200
+    deleted = caller("DeleteMessage", QueueUrl=name, ReceiptHandle=message["ReceiptHandle"])
+    assert deleted.status == 200
     set_ = caller("SetQueueAttributes", QueueUrl=name, Attributes={"DelaySeconds": "3"})
     assert set_.status == 200, set_
     got = caller("GetQueueAttributes", QueueUrl=name, AttributeNames=["DelaySeconds"])
