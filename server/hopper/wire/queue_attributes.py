@@ -107,6 +107,7 @@ _SETTINGS: dict[str, _Setting] = {
     ),
     "DelaySeconds": _Setting(_seconds(0, limits.MAX_DELAY_SECONDS)),
     "ReceiveMessageWaitTimeSeconds": _Setting(_seconds(0, limits.MAX_WAIT_TIME_SECONDS)),
+    # Read by settings_from itself, which knows the server's region (for the target ARN).
     "RedrivePolicy": _Setting(lambda name, text: parse_redrive_policy(text)),
     "FifoQueue": _Setting(_boolean),
     # The core knows ContentBasedDeduplication is FIFO-only and says so itself.
