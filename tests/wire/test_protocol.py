@@ -314,3 +314,64 @@ async def test_body_that_streams_past_the_bound_is_refused(declared):
     with pytest.raises(SqsError) as caught:
         await read_bounded(chunks(b"abc", b"de"), declared, 4)
     assert caught.value.name == "RequestEntityTooLarge"
+
+
+# --- query: over-long lists are refused before they are decoded -----------------------
+
+
+def _attributes(count: int) -> dict[str, str]:
+    fields = {"Action": "SendMessage", "MessageBody": "x"}
+    for i in range(1, count + 1):
+        fields[f"MessageAttribute.{i}.Name"] = f"a{i}"
+        fields[f"MessageAttribute.{i}.Value.DataType"] = "String"
+        fields[f"MessageAttribute.{i}.Value.StringValue"] = "v"
+    return fields
+
+
+def test_ten_message_attributes_decode_and_eleven_are_refused_as_aws_words_it():
+    _, params = query(_attributes(10))
+    assert len(params["MessageAttributes"]) == 10
+    error = error_of(lambda: query(_attributes(11)))
+    assert error.name == "InvalidParameterValue"
+    assert "Number of message attributes [11] exceeds the allowed maximum [10]" in error.message
+
+
+@pytest.mark.parametrize(
+    "action", ["SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"]
+)
+def test_eleven_batch_entries_are_too_many_entries(action):
+    fields = {"Action": action}
+    for i in range(1, 12):
+        fields[f"{action}RequestEntry.{i}.Id"] = f"e{i}"
+    error = error_of(lambda: query(fields))
+    assert error.name == "TooManyEntriesInBatchRequest"
+    assert error.message == "Maximum number of entries per request are 10. You have sent 11."
+
+
+def test_fifty_one_tags_in_one_request_are_too_many():
+    fields = {"Action": "TagQueue", "QueueUrl": "q"}
+    for i in range(1, 52):
+        fields[f"Tag.{i}.Key"], fields[f"Tag.{i}.Value"] = f"k{i}", "v"
+    error = error_of(lambda: query(fields))
+    assert error.name == "InvalidParameterValue"
+    assert "The limit is 50" in error.message
+
+
+def test_a_list_without_an_aws_limit_is_bounded_too():
+    fields = {"Action": "GetQueueAttributes", "QueueUrl": "q"}
+    fields.update({f"AttributeName.{i}": "All" for i in range(1, 102)})
+    assert error_of(lambda: query(fields)).name == "InvalidParameterValue"
+
+
+@pytest.mark.parametrize("index", ["\u00b2", "01", "1" * 5000, "-1", "x"])
+def test_a_list_index_that_is_not_a_plain_number_is_not_an_entry(index):
+    _, params = query({"Action": "GetQueueAttributes", "QueueUrl": "q",
+                       f"AttributeName.{index}": "All", "AttributeName.2": "Policy"})
+    assert params["AttributeNames"] == ["Policy"]
+
+
+def test_list_entries_come_in_numeric_order_whatever_their_order_in_the_request():
+    _, params = query({"Action": "GetQueueAttributes", "QueueUrl": "q",
+                       "AttributeName.10": "Policy", "AttributeName.9": "All",
+                       "AttributeName.1": "QueueArn"})
+    assert params["AttributeNames"] == ["QueueArn", "All", "Policy"]

@@ -154,15 +154,21 @@ def _check_token_id(parameter: str, value: str | None) -> None:
 
 def _check_attributes(attributes: Mapping[str, MessageAttribute]) -> None:
     if len(attributes) > limits.MAX_MESSAGE_ATTRIBUTES:
-        raise InvalidParameterRule(
-            "MessageAttributes",
-            str(len(attributes)),
-            f"Number of message attributes [{len(attributes)}] exceeds the allowed maximum "
-            f"[{limits.MAX_MESSAGE_ATTRIBUTES}].",
-        )
+        raise too_many_attributes(len(attributes))
     for name, attribute in attributes.items():
         _check_attribute_name(name)
         _check_attribute_value(name, attribute)
+
+
+def too_many_attributes(count: int) -> InvalidParameterRule:
+    """The error for a message with `count` (> MAX_MESSAGE_ATTRIBUTES) attributes; the
+    wire raises it too, before decoding a list that is already too long."""
+    return InvalidParameterRule(
+        "MessageAttributes",
+        str(count),
+        f"Number of message attributes [{count}] exceeds the allowed maximum "
+        f"[{limits.MAX_MESSAGE_ATTRIBUTES}].",
+    )
 
 
 def _check_attribute_name(name: str) -> None:

@@ -164,11 +164,17 @@ def check_tags(tags: Mapping[str, str], *, existing: Mapping[str, str] | None = 
                 "Tags", value, f"Tag values must be at most {MAX_TAG_VALUE_LENGTH} characters."
             )
     if len({**(existing or {}), **tags}) > limits.MAX_TAGS_PER_QUEUE:
-        raise InvalidParameterRule(
-            "Tags",
-            str(len(tags)),
-            f"Too many tags added for queue. The limit is {limits.MAX_TAGS_PER_QUEUE}.",
-        )
+        raise too_many_tags(len(tags))
+
+
+def too_many_tags(count: int) -> InvalidParameterRule:
+    """The error for tags beyond MAX_TAGS_PER_QUEUE (`count` of them in the request);
+    the wire raises it too, before decoding a list that is already too long."""
+    return InvalidParameterRule(
+        "Tags",
+        str(count),
+        f"Too many tags added for queue. The limit is {limits.MAX_TAGS_PER_QUEUE}.",
+    )
 
 
 async def check_dead_letter(store: QueueStore, source: QueueKey, config: QueueConfig) -> None:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterable, Mapping
+from collections.abc import AsyncIterable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
 
+from hopper.core import errors as core_errors
+from hopper.core import limits, messages, queues
 from hopper.core.model import QueueKey
+from hopper.wire import errors, forms
 from hopper.wire.errors import SqsError
 from hopper.wire.shapes import INPUTS
 
@@ -92,16 +95,16 @@ def decode_query(
 ) -> tuple[str, dict[str, Any]]:
     """(action, params) of a query-protocol request. Parameters come from the query
     string and, for a POST, the form body (which wins on a clash)."""
-    fields = _form_fields(query_string)
+    fields = forms.form_fields(query_string)
     if method == "POST":
-        fields.update(_form_fields(body))
+        fields.update(forms.form_fields(body))
     action = fields.get("Action")
     if not action:
         raise _no_action(method, on_queue_path)
     members = INPUTS.get(action)
     if members is None:
         raise unknown_action(action)
-    return action, _members(members, fields, "")
+    return action, _members(members, _field_tree(fields))
 
 
 def check_endpoint(action: str, path_queue: QueueKey | None) -> None:
@@ -122,69 +125,126 @@ def _no_action(method: str, on_queue_path: bool) -> SqsError:
     return SqsError("MissingParameter", "The request must contain the parameter Action.")
 
 
-def _form_fields(data: bytes) -> dict[str, str]:
-    try:
-        pairs = parse_qsl(data.decode("utf-8"), keep_blank_values=True, errors="strict")
-    except UnicodeDecodeError:
-        raise SqsError(
-            "SerializationException", "The request is not a valid UTF-8 form encoding."
-        ) from None
-    return dict(pairs)
+@dataclass(slots=True)
+class _Field:
+    """One dotted segment of the query fields' names: `Attribute.1.Name=x` is the
+    `Name` child (value x) of the `1` child of the `Attribute` child of the root."""
+
+    value: str | None = None
+    children: dict[str, _Field] = field(default_factory=dict)
 
 
-def _members(
-    members: Mapping[str, tuple[str, Any]], fields: Mapping[str, str], prefix: str
-) -> dict[str, Any]:
+def _field_tree(fields: Mapping[str, str]) -> _Field:
+    # Built once, in time linear in the names' length: every list and structure is
+    # then found by lookup, not by scanning every field again (which was quadratic).
+    root = _Field()
+    for name, value in fields.items():
+        node = root
+        for segment in name.split("."):
+            child = node.children.get(segment)
+            if child is None:
+                child = node.children[segment] = _Field()
+            node = child
+        node.value = value
+    return root
+
+
+def _members(members: Mapping[str, tuple[str, Any]], node: _Field) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for member, (name, node) in members.items():
-        value = _node(node, fields, prefix + name)
-        if value is not _ABSENT:
-            out[member] = value
+    for member, (name, shape) in members.items():
+        child = node.children.get(name)
+        if child is not None:
+            value = _node(shape, child, name)
+            if value is not _ABSENT:
+                out[member] = value
     return out
 
 
-def _node(node: Any, fields: Mapping[str, str], key: str) -> Any:
-    if isinstance(node, str):
-        return fields.get(key, _ABSENT)
-    if "structure" in node:
-        if not any(name.startswith(key + ".") for name in fields):
+def _node(shape: Any, node: _Field, name: str) -> Any:
+    if isinstance(shape, str):
+        return _ABSENT if node.value is None else node.value
+    if "structure" in shape:
+        return _members(shape["structure"], node) if node.children else _ABSENT
+    if "list" in shape:
+        entries = _entries(shape, node, "member", name)
+        if not entries:
             return _ABSENT
-        return _members(node["structure"], fields, key + ".")
-    if "list" in node:
-        base = f"{key}.{node['member']}" if "member" in node else key
-        indices = _indices(fields, base)
-        if not indices:
-            return _ABSENT
-        return [_list_element(node["list"], fields, f"{base}.{i}") for i in indices]
-    return _map(node, fields, key)
+        return [_element(shape["list"], entry, name) for entry in entries]
+    return _map(shape, node, name)
 
 
-def _list_element(node: Any, fields: Mapping[str, str], key: str) -> Any:
-    value = _node(node, fields, key)
-    return ("" if isinstance(node, str) else {}) if value is _ABSENT else value
+def _element(shape: Any, node: _Field | None, name: str) -> Any:
+    value = _ABSENT if node is None else _node(shape, node, name)
+    return ("" if isinstance(shape, str) else {}) if value is _ABSENT else value
 
 
-def _map(node: dict[str, Any], fields: Mapping[str, str], key: str) -> Any:
-    base = f"{key}.{node['entry']}" if "entry" in node else key
-    indices = _indices(fields, base)
-    if not indices:
+def _map(shape: dict[str, Any], node: _Field, name: str) -> Any:
+    entries = _entries(shape, node, "entry", name)
+    if not entries:
         return _ABSENT
     out: dict[str, Any] = {}
-    for i in indices:
-        name = fields.get(f"{base}.{i}.{node['key']}")
-        if name is None:  # an entry without its name has nowhere to go: dropped
+    for entry in entries:
+        key = entry.children.get(shape["key"])
+        if key is None or key.value is None:  # an entry without its name: dropped
             continue
-        out[name] = _list_element(node["map"], fields, f"{base}.{i}.{node['value']}")
+        out[key.value] = _element(shape["map"], entry.children.get(shape["value"]), name)
     return out
 
 
-def _indices(fields: Mapping[str, str], base: str) -> list[int]:
-    """The N of every `base.N` or `base.N.*` field, in numeric order."""
-    start = base + "."
-    found: set[int] = set()
-    for name in fields:
-        if name.startswith(start):
-            head = name[len(start):].split(".", 1)[0]
-            if head.isdigit():
-                found.add(int(head))
-    return sorted(found)
+def _entries(shape: dict[str, Any], node: _Field, wrapper: str, name: str) -> list[_Field]:
+    """The `N` children of a list's or map's node (under its `member`/`entry` level
+    when it is not flattened), in numeric order, refused if there are more than
+    `_cap(name)` -- before any of them is decoded."""
+    if wrapper in shape:
+        node = node.children.get(shape[wrapper]) or _Field()
+    indexed = [(int(segment), child) for segment, child in node.children.items()
+               if _is_index(segment)]
+    limit, error = _cap(name)
+    if len(indexed) > limit:
+        raise error(len(indexed))
+    return [child for _, child in sorted(indexed, key=lambda pair: pair[0])]
+
+
+def _is_index(segment: str) -> bool:
+    # Only `N` as a client writes it: ASCII digits without leading zeros, short enough
+    # for int() (whose 4,300-digit limit and non-ASCII digits like "²" are refusals).
+    return (
+        0 < len(segment) <= 9 and segment.isascii() and segment.isdigit()
+        and (segment[0] != "0" or segment == "0")
+    )
+
+
+def _cap(name: str) -> tuple[int, Callable[[int], SqsError]]:
+    """How many entries the list or map `name` may have in one request, and the error
+    beyond it: AWS's own limits where it has them, else a bound well above any real use."""
+    if name.endswith("BatchRequestEntry"):
+        return limits.MAX_BATCH_ENTRIES, _too_many_entries
+    if name == "MessageAttribute":
+        return limits.MAX_MESSAGE_ATTRIBUTES, _too_many_attributes
+    if name == "Tag":
+        return limits.MAX_TAGS_PER_QUEUE, _too_many_tags
+    return _MAX_LIST_ENTRIES, lambda count: _too_many_values(name, count)
+
+
+# Lists with no AWS limit of their own (AttributeName.N, TagKey.N, AWSAccountId.N, ...):
+# there are about 30 attribute names, and a policy takes at most 50 principals.
+_MAX_LIST_ENTRIES = 100
+
+
+def _too_many_entries(count: int) -> SqsError:
+    return errors.from_core(core_errors.TooManyEntries(count, limits.MAX_BATCH_ENTRIES))
+
+
+def _too_many_attributes(count: int) -> SqsError:
+    return errors.from_core(messages.too_many_attributes(count))
+
+
+def _too_many_tags(count: int) -> SqsError:
+    return errors.from_core(queues.too_many_tags(count))
+
+
+def _too_many_values(name: str, count: int) -> SqsError:
+    return SqsError(
+        "InvalidParameterValue",
+        f"A request can have at most {_MAX_LIST_ENTRIES} {name}.N parameters, not {count}.",
+    )
