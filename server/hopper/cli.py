@@ -83,6 +83,16 @@ def _parser() -> argparse.ArgumentParser:
         "--declared-queues-only", action="store_const", const=True,
         help="refuse CreateQueue (but of an existing queue) and DeleteQueue over the API",
     )
+    serve.add_argument(
+        "--idle-timeout", type=int, metavar="SECONDS",
+        help="close a connection that has not sent a whole request this long after opening"
+        " or after its previous answer (default 15)",
+    )
+    serve.add_argument(
+        "--max-connections", type=int, metavar="N",
+        help="answer 503 to connections beyond N open at once, per process (default: the"
+        " open-files limit less 100)",
+    )
     for command in (serve, commands.add_parser("migrate", help="migrate the database schema")):
         command.add_argument("--database-url")
         command.add_argument("--database-schema")
@@ -143,7 +153,8 @@ def _serve(settings: Settings) -> int:
         "port": settings.port,
         "log_level": settings.log_level,
         "loop": "uvloop" if _importable("uvloop") else "auto",
-        "http": "httptools" if _importable("httptools") else "auto",
+        "http": _http_protocol(),
+        "timeout_keep_alive": settings.idle_timeout,
         "lifespan": "on",
         # hopper logs each request itself (observability/requests.py), with its id.
         "access_log": False,
@@ -159,6 +170,14 @@ def _serve(settings: Settings) -> int:
         return EXIT_UNUSABLE
     log.info("hopper: auth %s%s", settings.auth, _rate_text(settings))
     log.info("hopper: queues declared: %s", _declared_text(settings))
+    if options["http"] != "auto":
+        from hopper.connections import configure
+
+        limits = configure(settings)
+        log.info(
+            "hopper: connections: at most %d open, %d s to send a request",
+            limits.max_connections, limits.idle_timeout,
+        )
     if settings.workers > 1:
         return _serve_workers(settings, options)
     config = uvicorn.Config(app, **options)
@@ -168,6 +187,18 @@ def _serve(settings: Settings) -> int:
         signal.signal(handled, lambda *_: None)
     uvicorn.Server(config).run()
     return 0
+
+
+def _http_protocol() -> Any:
+    """uvicorn's httptools protocol with hopper's connection limits (hopper.connections),
+    or uvicorn's pick (h11) without httptools: idle connections then close after the
+    idle timeout, but nothing bounds a slow request or the number of connections."""
+    if not _importable("httptools"):
+        log.warning("hopper: without httptools ('.[fast]') slow requests are not timed out")
+        return "auto"
+    from hopper.connections import GuardedProtocol
+
+    return GuardedProtocol
 
 
 def _declared_text(settings: Settings) -> str:

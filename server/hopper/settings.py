@@ -35,6 +35,12 @@ class Settings:
     config: str | None = None
     # Refuse CreateQueue (of anything but an existing queue, unchanged) and DeleteQueue.
     declared_queues_only: bool = False
+    # Seconds a connection has to deliver a whole request, from its opening or from its
+    # previous answer; then it is closed (idle keep-alive and slow clients alike).
+    idle_timeout: int = 15
+    # Connections open at once, per server process; None: the open-files limit less a
+    # reserve (hopper.connections). Beyond it a new connection is answered 503.
+    max_connections: int | None = None
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor
@@ -48,6 +54,14 @@ class Settings:
             )
         if self.auth not in AUTH_MODES:
             raise SettingsError(f"--auth must be one of {', '.join(AUTH_MODES)}, not {self.auth!r}")
+        if self.idle_timeout < 1:
+            raise SettingsError(
+                f"the idle timeout must be at least 1 second, not {self.idle_timeout}"
+            )
+        if self.max_connections is not None and self.max_connections < 1:
+            raise SettingsError(
+                f"the connection cap must be at least 1, not {self.max_connections}"
+            )
         if self.rate_limit is not None and self.rate_limit < 1:
             raise SettingsError(
                 f"the rate limit must be at least 1 request per second, not {self.rate_limit}"

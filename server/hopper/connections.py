@@ -1,0 +1,114 @@
+"""Limits on HTTP connections, below the ASGI app: a deadline for each request to
+arrive, and a cap on connections open at once.
+
+uvicorn closes a keep-alive connection idle for `timeout_keep_alive` seconds, but only
+after a first answer, and any byte received disarms it: a socket that never sends a
+request, or sends one header byte a second, was held forever, and about a thousand
+of them used up the process's open files. Here every connection must deliver a whole
+request (headers and body) within `idle_timeout` seconds of opening or of its
+previous answer, else it is closed. The deadline stops once the request is in: a long
+poll, quiet for up to 20 seconds while it waits, is the app's time, never cut.
+
+Beyond `max_connections` open connections a new one is answered 503 and closed at
+once (SDKs retry a 503 with back-off), before it costs more than its socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+from dataclasses import dataclass
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from hopper.settings import Settings, load
+
+log = logging.getLogger("hopper.connections")
+
+# Open files kept for everything but client sockets: the database pool, the LISTEN
+# connection, log files, the listening socket itself.
+RESERVED_FILES = 100
+# With no open-files limit to speak of, the cap still keeps memory bounded.
+MAX_DEFAULT_CONNECTIONS = 10_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    idle_timeout: float
+    max_connections: int
+
+
+_limits: Limits | None = None
+
+
+def configure(settings: Settings) -> Limits:
+    """This process's limits, from `settings` (or from the environment, in a worker
+    process of `--workers N`, which learns its settings from `HOPPER_*` variables)."""
+    global _limits
+    _limits = Limits(settings.idle_timeout, settings.max_connections or default_cap())
+    return _limits
+
+
+def default_cap() -> int:
+    """The open-files limit less RESERVED_FILES (at most MAX_DEFAULT_CONNECTIONS)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_DEFAULT_CONNECTIONS
+    return max(1, min(soft - RESERVED_FILES, MAX_DEFAULT_CONNECTIONS))
+
+
+def _refusal(cap: int) -> bytes:
+    text = f"hopper: more than {cap} connections are open; try again later.".encode()
+    return b"".join([
+        b"HTTP/1.1 503 Service Unavailable\r\n",
+        b"content-type: text/plain; charset=utf-8\r\n",
+        b"content-length: %d\r\n" % len(text),
+        b"retry-after: 1\r\n",
+        b"connection: close\r\n\r\n",
+        text,
+    ])
+
+
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with the request deadline and the connection cap."""
+
+    deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        limits = _limits or configure(load())
+        if len(self.connections) > limits.max_connections:
+            log.warning("hopper: refused a connection: %d are open", len(self.connections) - 1)
+            transport.write(_refusal(limits.max_connections))
+            transport.close()
+            return
+        self._arm(limits.idle_timeout)
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # uvicorn armed its keep-alive timer: the connection waits for its next request.
+        if self.timeout_keep_alive_task is not None:
+            self._arm((_limits or configure(load())).idle_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self.deadline = self.loop.call_later(seconds, self._expire)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _expire(self) -> None:
+        self.deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
