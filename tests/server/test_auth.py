@@ -255,6 +255,50 @@ def test_a_presigned_url_with_a_changed_parameter_does_not_match(auth_endpoint):
     assert "<Code>SignatureDoesNotMatch</Code>" in answer.text
 
 
+def test_a_presigned_plus_sign_changed_to_a_form_space_does_not_match(auth_endpoint):
+    # given a presigned SendMessage of "pay+100" (the URL carries pay%2B100)
+    queue_url = tenant(auth_endpoint, TENANT_A).create_queue(QueueName=unique("pay"))["QueueUrl"]
+    url = presigned_url(auth_endpoint, TENANT_A, {
+        "Action": "SendMessage", "QueueUrl": queue_url, "MessageBody": "pay+100",
+    }, 60)
+    assert "MessageBody=pay%2B100" in url
+    # when the URL is rewritten to carry pay+100, which a form reads as "pay 100"
+    altered = httpx.get(url.replace("pay%2B100", "pay+100"))
+    # then the signature does not cover it, and nothing was sent
+    assert altered.status_code == 403
+    assert "<Code>SignatureDoesNotMatch</Code>" in altered.text
+    a = tenant(auth_endpoint, TENANT_A)
+    assert "Messages" not in a.receive_message(QueueUrl=queue_url)
+    # while the URL as signed sends "pay+100"
+    assert httpx.get(url).status_code == 200
+    [message] = a.receive_message(QueueUrl=queue_url)["Messages"]
+    assert message["Body"] == "pay+100"
+
+
+@pytest.mark.parametrize("unsigned", ["X-Amz-Target", "Content-Type"])
+def test_a_signature_that_leaves_out_the_target_or_content_type_is_refused(
+    auth_endpoint, unsigned
+):
+    # given a JSON request whose signature covers host and x-amz-date alone, then headers
+    # added after signing (a captured request's action changed)
+    headers = {"X-Amz-Target": "AmazonSQS.ListQueues",
+               "Content-Type": "application/x-amz-json-1.0"}
+    signed_headers = {"X-Amz-Target", "Content-Type"} - {unsigned}
+    request = AWSRequest(method="POST", url=auth_endpoint + "/", data=b"{}",
+                         headers={name: headers[name] for name in signed_headers})
+    botocore.auth.SigV4Auth(Credentials(TENANT_A[0], TENANT_A[1]), "sqs", "us-east-1").add_auth(
+        request
+    )
+    prepared = request.prepare()
+    # when it is sent with the unsigned header as well
+    answer = httpx.post(prepared.url, content=prepared.body,
+                        headers={**prepared.headers, unsigned: headers[unsigned]})
+    # then it is refused, saying what must be signed
+    assert answer.status_code == 400
+    assert answer.json()["__type"].endswith("IncompleteSignatureException")
+    assert f"'{unsigned}' must be a 'SignedHeader'" in answer.json()["message"]
+
+
 # --- tenants ----------------------------------------------------------------------------
 
 

@@ -15,7 +15,9 @@ Errors are AWS's (texts as AWS answers SQS requests): no signature at all is
 MissingAuthenticationToken, a malformed one IncompleteSignature, an unknown key
 InvalidClientTokenId, a wrong secret or a bad scope SignatureDoesNotMatch, a date more
 than 15 minutes off SignatureDoesNotMatch ("Signature expired" / "not yet current"), a
-presigned URL used after its X-Amz-Expires RequestExpired.
+presigned URL used after its X-Amz-Expires RequestExpired. `X-Amz-Target` (the JSON
+action) and `Content-Type` (which protocol the body is read as) must be signed when they
+are sent, else a captured request could be made to do something else (IncompleteSignature).
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from hopper.auth.credentials import Credential
 from hopper.wire.errors import SqsError
+from hopper.wire.forms import unquote_plus
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 SERVICE = "sqs"
@@ -46,6 +49,8 @@ _QUERY_AUTH = (
     "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-SignedHeaders",
     "X-Amz-Signature",
 )
+# Headers that change what a request does: signed whenever they are present.
+_MUST_SIGN = {"x-amz-target": "X-Amz-Target", "content-type": "Content-Type"}
 _WRONG_SIGNATURE = (
     "The request signature we calculated does not match the signature you provided. "
     "Check your AWS Secret Access Key and signing method. Consult the service "
@@ -94,6 +99,7 @@ def verify(arrival: Arrival, keys: Mapping[str, Credential], now: float) -> Cred
     if claim is None:
         raise SqsError("MissingAuthenticationToken", "Request is missing Authentication Token")
     check_scope(claim)
+    check_signed_headers(arrival, claim)
     check_time(claim, now)
     credential = keys.get(claim.access_key)
     if credential is None:
@@ -113,7 +119,7 @@ def read_claim(arrival: Arrival) -> Claim | None:
     """The request's signature claim; None when it carries none. Raises
     IncompleteSignature when one is there but malformed."""
     pairs = _raw_pairs(arrival.query)
-    decoded = {unquote(key): unquote(value) for key, value in pairs}
+    decoded = {_decoded(key): _decoded(value) for key, value in pairs}
     authorization = arrival.header("authorization")
     if authorization:
         return _header_claim(authorization[0], arrival, pairs)
@@ -207,7 +213,7 @@ def _claim(
         amz_date=amz_date,
         expires=expires,
         query_pairs=tuple(
-            (key, value) for key, value in pairs if unquote(key) != "X-Amz-Signature"
+            (key, value) for key, value in pairs if _decoded(key) != "X-Amz-Signature"
         ),
     )
 
@@ -240,6 +246,16 @@ def check_scope(claim: Claim) -> None:
             f"from HTTP: '{claim.scope_date}' != '{claim.amz_date[:8]}', from "
             f"'{claim.amz_date}'.",
         )
+
+
+def check_signed_headers(arrival: Arrival, claim: Claim) -> None:
+    """X-Amz-Target and Content-Type, when sent, are among the signed headers."""
+    for name, spelling in _MUST_SIGN.items():
+        if arrival.header(name) and name not in claim.signed_headers:
+            raise _incomplete(
+                f"'{spelling}' must be a 'SignedHeader' in the AWS Authorization when the "
+                "request carries it."
+            )
 
 
 def check_time(claim: Claim, now: float) -> None:
@@ -315,7 +331,7 @@ def canonical_uri(raw_path: str) -> str:
 
 def canonical_query(pairs: Sequence[tuple[str, str]]) -> str:
     encoded = sorted(
-        (quote(unquote(key), safe="-_.~"), quote(unquote(value), safe="-_.~"))
+        (quote(_decoded(key), safe="-_.~"), quote(_decoded(value), safe="-_.~"))
         for key, value in pairs
     )
     return "&".join(f"{key}={value}" for key, value in encoded)
@@ -337,6 +353,12 @@ def _signing_key(secret_key: str, date: str, region: str, service: str) -> bytes
     for part in (date, region, service, "aws4_request"):
         key = hmac.new(key, part.encode("utf-8"), hashlib.sha256).digest()
     return key
+
+
+def _decoded(raw: str) -> str:
+    # The query string arrives as latin-1 text of its bytes; decoded as the request's
+    # parameters are (hopper.wire.forms), so what is signed is what is acted on.
+    return unquote_plus(raw.encode("latin-1"))
 
 
 def _raw_pairs(query: str) -> list[tuple[str, str]]:
