@@ -11,7 +11,7 @@ from hopper.auth.gate import from_settings
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
-from hopper.http import AsgiApp, Handler, front, routes
+from hopper.http import AsgiApp, Handler, framework_errors, front, routes
 from hopper.observability.metrics import Recorder
 from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
@@ -55,7 +55,9 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
             await service.close()
 
     gate = from_settings(settings)
-    rest = Starlette(routes=routes(service, settings), lifespan=lifespan)
+    rest = Starlette(
+        routes=routes(service, settings), lifespan=lifespan, exception_handlers=framework_errors()
+    )
     return front(service, settings, actions, gate, rest)
 
 

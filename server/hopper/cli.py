@@ -155,6 +155,8 @@ def _serve(settings: Settings) -> int:
         "loop": "uvloop" if _importable("uvloop") else "auto",
         "http": _http_protocol(),
         "timeout_keep_alive": settings.idle_timeout,
+        # SQS has no websockets: an upgrade request is answered as the HTTP request it is.
+        "ws": "none",
         "lifespan": "on",
         # hopper logs each request itself (observability/requests.py), with its id.
         "access_log": False,

@@ -11,6 +11,9 @@ poll, quiet for up to 20 seconds while it waits, is the app's time, never cut.
 
 Beyond `max_connections` open connections a new one is answered 503 and closed at
 once (SDKs retry a 503 with back-off), before it costs more than its socket.
+
+A request the HTTP parser cannot read (`POST *`, a broken request line) gets an SQS
+SerializationException in the protocol its headers point to, not uvicorn's text/plain.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from dataclasses import dataclass
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from hopper.core.ids import new_id
 from hopper.settings import Settings, load
+from hopper.wire import protocol, render_json, render_xml
+from hopper.wire.errors import SqsError
 
 log = logging.getLogger("hopper.connections")
 
@@ -94,6 +100,25 @@ class GuardedProtocol(HttpToolsProtocol):
         # uvicorn armed its keep-alive timer: the connection waits for its next request.
         if self.timeout_keep_alive_task is not None:
             self._arm((_limits or configure(load())).idle_timeout)
+
+    def send_400_response(self, msg: str) -> None:
+        headers = {
+            name.decode("latin-1").lower(): value.decode("latin-1")
+            for name, value in (self.headers or [])
+        }
+        error = SqsError("SerializationException", f"The HTTP request could not be parsed: {msg}")
+        render = render_json if protocol.detect_protocol(headers) == "json" else render_xml
+        rendered = render.render_error(error, new_id())
+        head = [b"HTTP/1.1 %d Bad Request\r\n" % rendered.status]
+        for name, value in {
+            **rendered.headers,
+            "content-type": rendered.content_type,
+            "content-length": str(len(rendered.body)),
+            "connection": "close",
+        }.items():
+            head.append(f"{name}: {value}\r\n".encode("latin-1"))
+        self.transport.write(b"".join([*head, b"\r\n", rendered.body]))
+        self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()

@@ -55,6 +55,7 @@ log = logging.getLogger("hopper.http")
 
 # The first path segments Starlette serves; any other `/` or `/<account>/<name>` is SQS.
 _OWN_SEGMENTS = frozenset({"health", "metrics", "dashboard"})
+_EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def routes(service: QueueService, settings: Settings) -> list[BaseRoute]:
         Route("/metrics", metrics, methods=["GET"]),
         *dashboard.routes(service, counts, peek_allowed=settings.auth == "off"),
         Route("/", dashboard.page, methods=["GET"]),
-        Route("/{rest:path}", _unknown_path),
+        Route("/{rest:path}", _unknown_path, methods=_EVERY_METHOD),
     ]
 
 
@@ -201,12 +202,19 @@ async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-async def _unknown_path(request: Request) -> Response:
+async def _unknown_path(request: Request, _exc: Exception | None = None) -> Response:
     error = errors.SqsError("UnknownOperationException", "An unknown operation was requested.")
     rendered = _render_error(protocol.answer_format(request.headers), error, new_id())
     return Response(
         rendered.body, rendered.status, headers=rendered.headers, media_type=rendered.content_type
     )
+
+
+def framework_errors() -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
+    """Starlette's exception handlers: where the framework would answer a method or a
+    path it has no route for (405, 404 in text/plain), SQS's answer to an unknown
+    operation, in the protocol the request looks like."""
+    return {404: _unknown_path, 405: _unknown_path}
 
 
 async def serve(
