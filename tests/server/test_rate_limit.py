@@ -103,6 +103,21 @@ def test_without_auth_the_client_address_is_the_caller():
         gate.admit(arrival, "10.0.0.1")
 
 
+def test_refused_requests_are_counted_per_client_address():
+    gate = Gate("000000000000", keys={}, limiter=RateLimiter(RATE, clock=FakeClock()))
+    unsigned = Arrival("POST", "/", "", [], b"")
+    for _ in range(RATE):
+        with pytest.raises(SqsError) as raised:
+            gate.admit(unsigned, "10.0.0.1")
+        assert raised.value.name == "MissingAuthenticationToken"
+    with pytest.raises(SqsError) as raised:
+        gate.admit(unsigned, "10.0.0.1")
+    assert raised.value.name == "RequestThrottled"
+    with pytest.raises(SqsError) as raised:
+        gate.admit(unsigned, "10.0.0.2")
+    assert raised.value.name == "MissingAuthenticationToken"
+
+
 # --- live servers -------------------------------------------------------------------------
 
 
@@ -164,6 +179,25 @@ def test_one_throttled_access_key_leaves_the_others_alone(limited_endpoint):
     other = sqs_for(limited_endpoint, KEYS[2])
     for _ in range(RATE):
         other.list_queues()
+
+
+def test_wrong_secret_requests_are_throttled_per_client_address(limited_endpoint):
+    # given a caller with a known access key and the wrong secret
+    forger = boto3.client(
+        "sqs", endpoint_url=limited_endpoint, region_name="us-east-1",
+        aws_access_key_id=KEYS[4], aws_secret_access_key="not-the-secret",
+        config=Config(retries={"total_max_attempts": 1}),
+    )
+    # when it keeps trying, it is refused for its signature, then throttled
+    codes = []
+    for _ in range(RATE * 20):
+        with pytest.raises(ClientError) as raised:
+            forger.list_queues()
+        codes.append(raised.value.response["Error"]["Code"])
+    assert codes[:RATE] == ["SignatureDoesNotMatch"] * RATE
+    assert "RequestThrottled" in codes
+    # and a correctly signed caller from the same address is still served
+    sqs_for(limited_endpoint, KEYS[5]).list_queues()
 
 
 def test_request_throttled_in_the_query_protocol(limited_endpoint):

@@ -4,7 +4,9 @@ account it acts for) and whether it may call now.
 With authentication off (the default) every request acts for the server's one account
 and is rate-limited, if at all, by its client address. With `--auth sigv4` a request
 must carry a valid Signature V4 of a known access key; it acts for that key's account
-and is rate-limited by that key.
+and is rate-limited by that key. A request refused for its signature (none, unknown key,
+wrong secret, ...) is counted against its client address instead, so a flood of them
+is throttled too: once the address's bucket is empty it is answered RequestThrottled.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from hopper.auth.credentials import CredentialsError, Keys, load_file, parse_env
 from hopper.auth.sigv4 import Arrival, verify
 from hopper.auth.throttle import RateLimiter
 from hopper.settings import Settings, SettingsError
+from hopper.wire.errors import SqsError
 
 
 @dataclass
@@ -34,7 +37,13 @@ class Gate:
             if self.limiter is not None:
                 self.limiter.take(client or "unknown")
             return self.account_id
-        credential = verify(arrival, self.keys, self.wall_clock())
+        try:
+            credential = verify(arrival, self.keys, self.wall_clock())
+        except SqsError:
+            if self.limiter is not None:
+                # Named apart from the access keys, which share the limiter's table.
+                self.limiter.take(f"refused from {client or 'unknown'}")
+            raise
         if self.limiter is not None:
             self.limiter.take(credential.access_key)
         return credential.account_id
