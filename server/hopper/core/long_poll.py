@@ -7,19 +7,26 @@ that hands what qualifies straight to the long polls waiting in this process
 (core/handoff.py) and wakes the others (core/wakeups.py). Notifications are hints: a
 waiter that misses one still looks at its deadline, so correctness never depends on a
 wake-up arriving.
+
+A long poll outlives a store outage of less than its own time: a claim that fails with
+StoreUnavailable (the database restarting, its connections cut) is retried, with a
+growing pause, until the poll's deadline; only a claim that still fails then answers
+the error. Clients see a poll that waited, as SQS's do, not a 503 a second after a
+database restart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from hopper.core import handoff, limits
 from hopper.core.bounds import InFlightGauge
 from hopper.core.clock import Clock
 from hopper.core.deadlines import NextDeadlines
-from hopper.core.errors import QueueError
+from hopper.core.errors import QueueError, StoreUnavailable
 from hopper.core.events import Events
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, SendResult
 from hopper.core.store import QueueStore
@@ -28,6 +35,11 @@ from hopper.core.wakeups import Wakeups, Watch, news
 # A long poll never sleeps less than this between looks, so a store clock that runs a
 # little behind ours cannot turn the loop into a busy wait.
 _MIN_PAUSE = 0.005
+# After a failed claim a long poll waits this long before trying again, doubled after
+# each failure up to the fallback interval.
+_RETRY_PAUSE = 0.1
+
+log = logging.getLogger("hopper.long_poll")
 
 # Makes deliveries nobody will answer with visible again (the service's visibility
 # change, floor and all).
@@ -165,6 +177,7 @@ class LongPolls:
             and self.wakeups.known_empty(key)
             and not await self._deadline_passed(key)
         )
+        failures = 0
         while True:
             # Deadlines are looked up as of the claim: a lease that runs out between the
             # claim and the look-up must still cut the pause short.
@@ -173,16 +186,23 @@ class LongPolls:
                 skip, deliveries = False, []
             else:
                 stamp = self.wakeups.looking()
-                deliveries = await self.claim(key, config, max_messages, lease, attempt_id)
-                if not deliveries:
-                    self.wakeups.found_nothing(key, stamp)
+                try:
+                    deliveries = await self.claim(key, config, max_messages, lease, attempt_id)
+                except StoreUnavailable as error:
+                    if deadline - loop.time() <= 0 or self.draining:
+                        raise
+                    failures += 1
+                    if failures == 1:
+                        log.warning("hopper: a long poll on %s retries its claim: %s",
+                                    key.name, error.reason)
+                else:
+                    failures = 0
+                    if not deliveries:
+                        self.wakeups.found_nothing(key, stamp)
             remaining = deadline - loop.time()
             if deliveries or remaining <= 0 or self.draining:
                 return deliveries
-            pause = min(remaining, self.poll_fallback_seconds)
-            upcoming = await self._next_deadline(key, looked_at)
-            if upcoming is not None:
-                pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
+            pause = await self._pause(key, looked_at, remaining, failures)
             if gone is not None:
                 watch.interrupt_when(gone)  # only a poll that sleeps pays for watching
             await watch.wait(pause)
@@ -192,8 +212,28 @@ class LongPolls:
             if handed:
                 return handed
 
+    async def _pause(
+        self, key: QueueKey, looked_at: float | None, remaining: float, failures: int
+    ) -> float:
+        """How long a poll sleeps before it looks again: until the queue's next
+        visibility deadline, the fallback interval or its own deadline; after a failed
+        claim, a pause that grows with the failures."""
+        pause = min(remaining, self.poll_fallback_seconds)
+        if failures:
+            return min(pause, _RETRY_PAUSE * (1 << min(failures - 1, 8)))
+        try:
+            upcoming = await self._next_deadline(key, looked_at)
+        except StoreUnavailable:
+            return min(pause, _RETRY_PAUSE)  # the store just failed: look again soon
+        if upcoming is not None:
+            pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
+        return pause
+
     async def _deadline_passed(self, key: QueueKey) -> bool:
-        upcoming = await self._next_deadline(key, self.clock.now())
+        try:
+            upcoming = await self._next_deadline(key, self.clock.now())
+        except StoreUnavailable:
+            return True  # not known: look (and let the claim meet the failure)
         return upcoming is not None and upcoming <= self.clock.time()
 
     async def _next_deadline(self, key: QueueKey, looked_at: float | None) -> float | None:
