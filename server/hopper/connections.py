@@ -12,7 +12,10 @@ poll, quiet for up to 20 seconds while it waits, is the app's time, never cut.
 Beyond `max_connections` open connections a new one is answered 503 and closed at
 once (SDKs retry a 503 with back-off), before it costs more than its socket.
 
-A request the HTTP parser cannot read (`POST *`, a broken request line) gets an SQS
+A request's head (request line and headers) may be at most MAX_HEAD_BYTES long: the
+parser buffers a header until it ends, so one endless header would otherwise grow
+without bound for as long as the deadline allows. A request the HTTP parser cannot
+read (`POST *`, a broken request line, an endless head) gets an SQS
 SerializationException in the protocol its headers point to, not uvicorn's text/plain.
 """
 
@@ -37,6 +40,8 @@ log = logging.getLogger("hopper.connections")
 RESERVED_FILES = 100
 # With no open-files limit to speak of, the cap still keeps memory bounded.
 MAX_DEFAULT_CONNECTIONS = 10_000
+# SDK requests carry a few KiB of headers; h11 refuses heads beyond 16 KiB.
+MAX_HEAD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,8 @@ class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the request deadline and the connection cap."""
 
     deadline: asyncio.TimerHandle | None = None
+    in_head = True  # the parser is inside a request's head (or waits for one)
+    head_bytes = 0  # bytes received that ended inside the current head
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -91,7 +98,25 @@ class GuardedProtocol(HttpToolsProtocol):
             return
         self._arm(limits.idle_timeout)
 
+    def data_received(self, data: bytes) -> None:
+        began_in_head = self.in_head
+        super().data_received(data)
+        # Counted once parsed, so the body that follows a head in one chunk is not; a
+        # chunk that began after a body and ended in a new head is not counted either
+        # (one chunk at most).
+        if self.in_head and began_in_head and not self.transport.is_closing():
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD_BYTES:
+                self.send_400_response(
+                    f"the request line and headers are longer than {MAX_HEAD_BYTES} bytes"
+                )
+
+    def on_headers_complete(self) -> None:
+        self.in_head, self.head_bytes = False, 0
+        super().on_headers_complete()
+
     def on_message_complete(self) -> None:
+        self.in_head = True
         self._disarm()
         super().on_message_complete()
 

@@ -5,6 +5,8 @@ HTTP layer's, the same whatever store sits behind it.)"""
 
 from __future__ import annotations
 
+import contextlib
+import select
 import socket
 import tempfile
 import threading
@@ -152,3 +154,27 @@ def test_connections_beyond_the_cap_are_refused_with_503_until_one_closes():
 def test_the_idle_timeout_and_the_cap_come_from_the_environment():
     settings = load({}, {"HOPPER_IDLE_TIMEOUT": "7", "HOPPER_MAX_CONNECTIONS": "40"})
     assert (settings.idle_timeout, settings.max_connections) == (7, 40)
+
+
+def test_a_request_head_longer_than_64_kib_is_refused_and_closed(impatient):
+    with connect(impatient) as client:
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: hopper\r\nX-Long: ")
+        for _ in range(256):  # 4 MiB, if nobody stops it; stop as soon as an answer waits
+            client.sendall(b"a" * 16384)
+            # Paced by waiting for the answer, so it is read before the close resets it.
+            if select.select([client], [], [], 0.01)[0]:
+                break
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := client.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"<Code>MalformedQueryString</Code>" in answer
+
+
+def test_a_request_head_of_32_kib_is_served(impatient):
+    with connect(impatient) as client:
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: hopper\r\nX-Long: " + b"a" * 32768
+                       + b"\r\n\r\n")
+        answer = client.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200")
