@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 from hopper.auth.credentials import Credential
 from hopper.wire.errors import SqsError
-from hopper.wire.forms import unquote_plus
+from hopper.wire.forms import MAX_FIELDS, too_many_fields, unquote_plus
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 SERVICE = "sqs"
@@ -362,6 +362,8 @@ def _decoded(raw: str) -> str:
 
 
 def _raw_pairs(query: str) -> list[tuple[str, str]]:
+    if query.count("&") >= MAX_FIELDS:  # refused before any is decoded, as the parameters
+        raise too_many_fields()
     pairs = []
     for item in query.split("&"):
         if item:
