@@ -93,7 +93,8 @@ def front(
             await rest(scope, receive, send)
             return
         try:
-            body = await _read_body(receive, incoming.headers, settings.max_body_bytes)
+            limit = protocol.body_limit(incoming.headers, settings.max_body_bytes)
+            body = await _read_body(receive, incoming.headers, limit)
         except Disconnected:
             return
         except errors.SqsError as error:

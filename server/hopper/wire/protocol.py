@@ -29,6 +29,11 @@ _TARGET = re.compile(r"AmazonSQS\.(\w+)")
 # (AWS answers GetQueueUrl on a queue URL: it names its queue by QueueName anyway).
 _SERVICE_ACTIONS = frozenset({"CreateQueue", "ListQueues"})
 _ABSENT: Any = object()
+# The longest query-protocol body with anything valid in it: percent-encoding at most
+# triples the 1 MiB a message (or a batch) may carry, and the names and other
+# parameters add a few KiB. (JSON escapes can take six bytes per byte, hence the
+# larger --max-body-bytes.) A longer form is refused before it is read.
+MAX_QUERY_BODY_BYTES = 3 * limits.MAX_MESSAGE_SIZE + 64 * 1024
 
 
 def detect_protocol(headers: Mapping[str, str]) -> str:
@@ -62,6 +67,14 @@ async def read_bounded(
         if len(body) > limit:
             raise body_too_large(limit)
     return bytes(body)
+
+
+def body_limit(headers: Mapping[str, str], max_body_bytes: int) -> int:
+    """How long a body the request may have: `max_body_bytes`, and no more than
+    MAX_QUERY_BODY_BYTES in the query protocol."""
+    if detect_protocol(headers) == "json":
+        return max_body_bytes
+    return min(max_body_bytes, MAX_QUERY_BODY_BYTES)
 
 
 def body_too_large(limit: int) -> SqsError:
