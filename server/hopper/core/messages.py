@@ -11,7 +11,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 
-from hopper.core import fifo, limits
+from hopper.core import characters, fifo, limits
 from hopper.core.errors import (
     InvalidMessageContents,
     InvalidParameter,
@@ -21,14 +21,9 @@ from hopper.core.errors import (
 )
 from hopper.core.model import MessageAttribute, MessageDraft, NewMessage, QueueConfig
 
-# SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
-_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # AWS also takes the Latin letters of U+00C0-U+017F (recorded: `attr.1øßä` is accepted).
 _ATTRIBUTE_NAME = re.compile("[A-Za-z0-9_.\u00c0-\u017f-]{1,256}")
 _MAX_DATA_TYPE_LENGTH = 255
-_ALLOWED_CHARACTERS = (
-    "#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF"
-)
 _RESERVED_PREFIXES = ("aws.", "amazon.")
 _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[^\s]+)?")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -49,7 +44,10 @@ def size(draft: MessageDraft) -> int:
     data type and value bytes."""
     total = len(draft.body.encode("utf-8", "surrogatepass"))
     for name, attribute in draft.attributes.items():
-        total += len(name.encode()) + len(attribute.data_type.encode())
+        # surrogatepass: a size is asked of drafts not yet checked (a batch's total),
+        # whose texts may hold lone surrogates that `prepare` then refuses.
+        total += len(name.encode("utf-8", "surrogatepass"))
+        total += len(attribute.data_type.encode("utf-8", "surrogatepass"))
         if attribute.binary_value is not None:
             total += len(attribute.binary_value)
         if attribute.string_value is not None:
@@ -64,8 +62,12 @@ def prepare(draft: MessageDraft, config: QueueConfig, message_id: str) -> NewMes
     MessageTooLong, InvalidParameter (attributes, delay, FIFO rules)."""
     if draft.body == "":
         raise MissingParameter("MessageBody")
-    if _FORBIDDEN.search(draft.body):
+    if not characters.allowed(draft.body):
         raise InvalidMessageContents("message body")
+    # Checked here, per message, so that one bad entry of a batch fails alone and
+    # before anything is stored.
+    if draft.trace_header is not None and not characters.allowed(draft.trace_header):
+        raise InvalidMessageContents("message system attribute 'AWSTraceHeader'")
     _check_attributes(draft.attributes)
     measured = size(draft)
     if measured > config.maximum_message_size:
@@ -204,7 +206,7 @@ def _check_attribute_value(name: str, attribute: MessageAttribute) -> None:
             f"Length of message attribute '{name}' type must be less than 256 bytes.",
         )
     match = _DATA_TYPE.fullmatch(attribute.data_type)
-    if match is None:
+    if match is None or not characters.allowed(attribute.data_type):
         raise InvalidParameterRule(
             "MessageAttributeDataType",
             attribute.data_type,
@@ -219,7 +221,7 @@ def _check_attribute_value(name: str, attribute: MessageAttribute) -> None:
     text = attribute.string_value
     if not text:
         raise InvalidParameterRule("MessageAttributeValue", name, _empty(name, base))
-    forbidden = _FORBIDDEN.search(text)
+    forbidden = characters.FORBIDDEN.search(text)
     if forbidden is not None:
         # An attribute value is a parameter to AWS (InvalidParameterValue, recorded),
         # where a bad body is InvalidMessageContents.
@@ -228,7 +230,7 @@ def _check_attribute_value(name: str, attribute: MessageAttribute) -> None:
             name,
             f"Invalid non-alphanumeric character '#x{ord(forbidden.group()):X}' was found "
             f"in the message attribute '{name}', the set of allowed characters is "
-            f"{_ALLOWED_CHARACTERS}",
+            f"{characters.ALLOWED_SET}",
         )
     if base == "Number" and _NUMBER.fullmatch(text.strip()) is None:
         raise InvalidParameterRule(

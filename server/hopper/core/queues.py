@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hopper.core import characters, limits, permissions, redrive_allow
 from hopper.core import fifo as fifo_rules
-from hopper.core import limits, redrive_allow
 from hopper.core.errors import (
     InvalidAttributeName,
     InvalidAttributeValue,
@@ -44,6 +44,12 @@ _KMS_REUSE_PERIOD = "KmsDataKeyReusePeriodSeconds"
 _SQS_MANAGED_SSE = "SqsManagedSseEnabled"
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
+# The attributes the core keeps as text (Policy, KmsMasterKeyId, ...) are returned by
+# every GetQueueAttributes All: none may grow past a policy's own quota.
+MAX_EXTRA_BYTES = permissions.MAX_POLICY_BYTES
+_TAG_CHARACTERS = (
+    "Tag keys and values may only contain characters of the set " + characters.ALLOWED_SET + "."
+)
 
 
 def check_name(key: QueueKey, fifo: bool) -> None:
@@ -82,6 +88,7 @@ def new_config(settings: Mapping[str, Any]) -> QueueConfig:
     check_fields(settings, fifo=fifo)
     values = dict(settings)
     values["extra"] = dict(settings.get("extra", {}))
+    check_extra(values["extra"])
     if fifo:
         fifo_rules.check_throughput_limit(values["extra"])
         values["group_deduplication"] = fifo_rules.groups_deduplicate(values["extra"])
@@ -97,6 +104,7 @@ def changed_config(config: QueueConfig, settings: Mapping[str, Any]) -> QueueCon
         if settings["fifo"] is not True:
             raise InvalidAttributeValue("fifo", "Modifying queue type is not supported.")
     check_fields(settings, fifo=config.fifo)
+    check_extra(settings.get("extra", {}))
     values = {name: value for name, value in settings.items() if name != "extra"}
     extra = dict(config.extra)
     for name, text in settings.get("extra", {}).items():
@@ -111,6 +119,22 @@ def changed_config(config: QueueConfig, settings: Mapping[str, Any]) -> QueueCon
     # group_deduplication stays as created (AWS: a later DeduplicationScope is shown, but
     # sends are deduplicated as before).
     return dataclasses.replace(config, **values, extra=extra)
+
+
+def check_extra(extra: Mapping[str, str]) -> None:
+    """The attributes kept as text: SQS's characters only, at most MAX_EXTRA_BYTES each,
+    and a Policy within AWS's policy quotas."""
+    for name, text in extra.items():
+        if not characters.allowed(text):
+            raise InvalidAttributeValue(
+                name, "The value may only contain characters of the set "
+                + characters.ALLOWED_SET + ".",
+            )
+        if len(text.encode("utf-8")) > MAX_EXTRA_BYTES:
+            raise InvalidAttributeValue(
+                name, f"The value must be at most {MAX_EXTRA_BYTES} bytes long."
+            )
+    permissions.check_policy(extra.get(permissions.ATTRIBUTE, ""))
 
 
 def check_same(existing: QueueRecord, settings: Mapping[str, Any]) -> None:
@@ -153,8 +177,11 @@ def check_tag_keys(tag_keys: Sequence[str]) -> None:
 
 
 def check_tags(tags: Mapping[str, str], *, existing: Mapping[str, str] | None = None) -> None:
-    """Tag keys are 1..128 characters, values 0..256, and a queue holds at most 50 tags."""
+    """Tag keys are 1..128 characters, values 0..256, both of SQS's characters, and a
+    queue holds at most 50 tags."""
     for tag_key, value in tags.items():
+        if not (characters.allowed(tag_key) and characters.allowed(value)):
+            raise InvalidParameterRule("Tags", "", _TAG_CHARACTERS)
         if not 1 <= len(tag_key) <= MAX_TAG_KEY_LENGTH:
             raise InvalidParameter(
                 "Tags", tag_key, f"Tag keys must be between 1 and {MAX_TAG_KEY_LENGTH} characters."

@@ -22,7 +22,7 @@ def permits(policy_text: str | None, source: QueueKey) -> bool:
         return True
     try:
         policy = json.loads(policy_text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return True
     if not isinstance(policy, dict):
         return True
