@@ -41,6 +41,7 @@ from hopper.wire import (
     render_json,
     render_query_json,
     render_xml,
+    validate,
 )
 from hopper.wire.context import RequestContext
 from hopper.wire.render_json import Rendered
@@ -235,6 +236,7 @@ async def serve(
     call = requests.Call(ctx.request_id)
     try:
         result = await _dispatch(incoming, body, ctx, service, actions, gate, call)
+        rendered = _render_result(form, call.action, result, ctx.request_id)
     except errors.SqsError as error:
         rendered = _render_error(form, error, ctx.request_id)
         call.outcome = error.name
@@ -247,7 +249,6 @@ async def serve(
         rendered = _render_error(form, errors.internal_failure(), ctx.request_id)
         call.outcome = "InternalFailure"
     else:
-        rendered = _render_result(form, call.action, result, ctx.request_id)
         rendered.headers.update(ctx.response_headers)
     requests.finished(call, rendered.status, time.perf_counter() - started)
     return rendered
@@ -278,6 +279,7 @@ async def _dispatch(
     if handler is None:
         raise protocol.unknown_action(action)
     call.action = action
+    validate.check_request(params)
     return await handler(service, ctx, params)
 
 

@@ -182,3 +182,12 @@ def test_xml_error_of_the_server_is_a_receiver_fault_with_its_status():
     failure = render_xml.render_error(SqsError("InternalFailure", "oops"), "rid")
     assert failure.status == 500
     assert ElementTree.fromstring(failure.body).findtext(f"{NS}Error/{NS}Type") == "Receiver"
+
+
+def test_an_error_quoting_characters_xml_cannot_carry_is_well_formed_in_both_protocols():
+    error = SqsError("InvalidAction", "The action \x00\x01\ud800\uffff is not valid.")
+    root = ElementTree.fromstring(render_xml.render_error(error, "r").body)
+    message = root.find(f"{NS}Error/{NS}Message")
+    assert message is not None
+    assert message.text == "The action \ufffd\ufffd\ufffd\ufffd is not valid."
+    assert json.loads(render_json.render_error(error, "r").body)["message"] == message.text

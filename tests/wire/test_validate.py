@@ -144,3 +144,48 @@ def test_an_entry_without_an_id_is_missing_its_parameter():
 def test_repeated_entry_ids_are_not_distinct():
     error = error_of(validate.batch_entries, {"Entries": [{"Id": "a"}, {"Id": "a"}]}, "E")
     assert (error.name, error.message) == ("BatchEntryIdsNotDistinct", "Id a repeated.")
+
+
+# --- hostile numbers and requests (issue 16) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value", ["9" * 4_400, "-" + "9" * 4_400, "²", "٣", 10**400, -(10**30), 1e300, float("inf"),
+              float("nan"), "1" * 19],
+)
+def test_a_number_no_sqs_integer_can_be_is_an_invalid_parameter_value(value):
+    error = error_of(validate.as_int, {"VisibilityTimeout": value}, "VisibilityTimeout")
+    assert error.name == "InvalidParameterValue"
+
+
+def test_leading_zeros_do_not_count_against_an_integers_digits():
+    assert validate.parse_integer("0" * 5_000 + "42") == 42
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"QueueUrl": "q\x00"},
+        {"Tags": {"k": "a\x01"}},
+        {"Tags": {"k\ud800": "v"}},
+        {"AttributeNames": ["All", "\x1f"]},
+        {"\x00": "v"},
+        {"QueueName": [[[[[[[[["deep"]]]]]]]]]},
+    ],
+)
+def test_a_request_with_text_outside_sqs_characters_or_nested_too_deep_is_refused(params):
+    assert error_of(validate.check_request, params).name == "InvalidParameterValue"
+
+
+def test_message_contents_and_batch_entries_are_left_to_their_own_rules():
+    validate.check_request({
+        "MessageBody": "a\x01",
+        "MessageAttributes": {"a": {"DataType": "String", "StringValue": "\x00"}},
+        "MessageSystemAttributes": {"AWSTraceHeader": {"StringValue": "\ud800"}},
+        "Entries": [{"Id": "e", "ReceiptHandle": "\x00"}],
+    })
+
+
+def test_a_refusal_does_not_quote_a_structure():
+    error = error_of(validate.as_int, {"DelaySeconds": [[1]]}, "DelaySeconds")
+    assert "[...]" in error.message

@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from hopper.core import characters
 from hopper.core.errors import InvalidParameter, QueueNotFound, StoreUnavailable
 from hopper.core.model import MessageAttribute, PeekedMessage, QueueKey
 from hopper.core.service import MAX_PEEK, QueueService
@@ -76,6 +77,9 @@ async def _peek(service: QueueService, request: Request) -> Response:
     account, name = params.get("account"), params.get("queue")
     if not account or not name:
         return _problem(400, "account and queue are required")
+    if not (characters.allowed(account) and characters.allowed(name)):
+        # No queue has such a name, and a store must not see it (PostgreSQL refuses NUL).
+        return _problem(400, "account and queue must be printable text")
     try:
         limit = int(params.get("limit", PEEK_DEFAULT))
         peeked = await service.peek(QueueKey(account, name), limit=limit)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hopper.core import characters
 from hopper.core import errors as core
 from hopper.wire.attribute_names import sqs_attribute_name
 
@@ -95,6 +96,14 @@ class SqsError(Exception):
     def __post_init__(self) -> None:
         if self.name not in CODES:
             raise ValueError(f"unknown SQS error name {self.name!r}")
+        # Texts quote input (an unknown action, a refused value), and input may hold
+        # what XML 1.0 cannot carry at all, not even as a character reference: U+FFFD
+        # stands in for it, so every answer that quotes it still parses. (Answers that
+        # are not errors return only what was accepted, and stored values never hold
+        # such characters: core/characters.py.)
+        self.message = _printable(self.message)
+        if self.query_message is not None:
+            self.query_message = _printable(self.query_message)
 
     @property
     def code(self) -> Code:
@@ -104,6 +113,10 @@ class SqsError(Exception):
         if protocol == "query" and self.query_message is not None:
             return self.query_message
         return self.message
+
+
+def _printable(text: str) -> str:
+    return characters.FORBIDDEN.sub("\ufffd", text)
 
 
 def missing_parameter(parameter: str) -> SqsError:
@@ -117,9 +130,7 @@ def invalid_parameter_value(parameter: str, value: Any, reason: str) -> SqsError
     )
 
 
-_ALLOWED_CHARACTERS = (
-    "#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF"
-)
+_ALLOWED_CHARACTERS = characters.ALLOWED_SET
 
 
 def _attribute_label(field: str) -> str:

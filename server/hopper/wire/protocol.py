@@ -96,7 +96,9 @@ def decode_json(target: str | None, body: bytes) -> tuple[str, dict[str, Any]]:
         return match.group(1), {}
     try:
         params = json.loads(body)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        # RecursionError: nested past the parser's reach (~1,000 levels), which no SQS
+        # request is; refused as the malformed body it is.
         raise SqsError("SerializationException", "The request body is not valid JSON.") from None
     if not isinstance(params, dict):
         raise SqsError("SerializationException", "The request body must be a JSON object.")

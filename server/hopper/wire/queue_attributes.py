@@ -9,7 +9,6 @@ into the `settings` mapping QueueService.create_queue / set_queue_attributes tak
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +21,11 @@ from hopper.wire.errors import SqsError
 from hopper.wire.queue_urls import queue_arn
 from hopper.wire.redrive_policies import (
     check_redrive_allow_policy,
+    json_document,
     parse_redrive_policy,
     redrive_policy_text,
 )
+from hopper.wire.validate import parse_integer
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,10 @@ def _invalid(name: str) -> SqsError:
 
 def _integer(low: int, high: int) -> Callable[[str, str], int]:
     def parse(name: str, text: str) -> int:
-        stripped = text.strip()
-        if not stripped.lstrip("+-").isdigit() or not low <= int(stripped) <= high:
+        number = parse_integer(text)
+        if number is None or not low <= number <= high:
             raise _invalid(name)
-        return int(stripped)
+        return number
 
     return parse
 
@@ -73,10 +74,8 @@ def _json_text(name: str, text: str) -> str:
     """A policy document: stored as sent, but it must be JSON (an empty text clears)."""
     if text == "":
         return text
-    try:
-        json.loads(text)
-    except ValueError:
-        raise _invalid(name) from None
+    if json_document(text) is None:
+        raise _invalid(name)
     return text
 
 

@@ -8,6 +8,7 @@ hosts, proxies too).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -19,6 +20,12 @@ from hopper.wire.regions import scoped_account, split_account
 
 _NO_QUEUE = "The specified queue does not exist."
 _NO_QUEUE_QUERY = "The specified queue does not exist for this wsdl version."
+# What an account id, a region and a queue name can be (names: CreateQueue's rule,
+# .fifo included). Anything else names no queue, and never reaches a store: PostgreSQL
+# refuses NUL in text, and an echoed control character breaks XML.
+_ACCOUNT = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_REGION = re.compile(r"[a-z0-9-]{0,32}")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,80}")
 
 
 def queue_url(ctx: RequestContext, key: QueueKey) -> str:
@@ -64,11 +71,27 @@ def parse_queue_url(ctx: RequestContext, url: str) -> QueueKey:
     path = urlsplit(url).path if "://" in url else url
     parts = [unquote(part) for part in path.strip("/").split("/")]
     if len(parts) == 1 and parts[0] and "://" not in url:
+        if not could_name_queue(parts[0]):
+            raise no_such_queue()
         return QueueKey(ctx.owner, parts[0])
     key = path_queue(parts, ctx.home)
-    if key is None or account_of(ctx, key) != ctx.account:
+    if key is None or account_of(ctx, key) != ctx.account or not _plausible(ctx, key):
         raise no_such_queue()
     return key
+
+
+def could_name_queue(name: str) -> bool:
+    """Whether `name` could be a queue's name at all (see _NAME)."""
+    return _NAME.fullmatch(name) is not None
+
+
+def _plausible(ctx: RequestContext, key: QueueKey) -> bool:
+    account, region = split_account(key.account, ctx.home)
+    return (
+        _ACCOUNT.fullmatch(account) is not None
+        and _REGION.fullmatch(region) is not None
+        and could_name_queue(key.name)
+    )
 
 
 def addressed_queue(ctx: RequestContext, params: Mapping[str, Any]) -> QueueKey:
@@ -79,7 +102,9 @@ def addressed_queue(ctx: RequestContext, params: Mapping[str, Any]) -> QueueKey:
     if isinstance(url, str) and url:
         return parse_queue_url(ctx, url)
     if ctx.path_queue is not None:
-        if account_of(ctx, ctx.path_queue) != ctx.account:
+        if account_of(ctx, ctx.path_queue) != ctx.account or not _plausible(
+            ctx, ctx.path_queue
+        ):
             raise no_such_queue()
         return ctx.path_queue
     raise missing_parameter("QueueUrl")
@@ -93,6 +118,6 @@ def parse_queue_arn(arn: str, home: str | None = None) -> QueueKey | None:
     if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs":
         return None
     region, account, name = parts[3], parts[4], parts[5]
-    if not account or not name:
+    if not (_ACCOUNT.fullmatch(account) and _REGION.fullmatch(region) and _NAME.fullmatch(name)):
         return None
     return QueueKey(scoped_account(account, region, home), name)

@@ -20,7 +20,12 @@ _VERSION = "1"
 # A unit separator: not allowed in queue names, account ids or message ids.
 _SEPARATOR = "\x1f"
 _ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
-_DIGITS = re.compile(r"[0-9]+")
+# A fencing token is a 64-bit sequence value: at most 20 digits, so int() never meets a
+# text of thousands of digits (it refuses those past 4,300 with ValueError).
+_TOKEN = re.compile(r"[0-9]{1,20}")
+# Message ids are hopper's own (uuids); anything else cannot name a message, and must
+# not reach a store (PostgreSQL refuses NUL in text).
+_MESSAGE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _FROM_URL_SAFE = bytes.maketrans(b"-_", b"+/")
 
 
@@ -40,7 +45,12 @@ def decode_receipt(key: QueueKey, handle: str) -> Receipt:
         raise InvalidReceipt(handle)
     _, account, name, message_id, token = fields
     # (isdigit alone admits digits int() refuses, such as "²")
-    if account != key.account or name != key.name or not message_id or not _DIGITS.fullmatch(token):
+    if (
+        account != key.account
+        or name != key.name
+        or not _MESSAGE_ID.fullmatch(message_id)
+        or not _TOKEN.fullmatch(token)
+    ):
         raise InvalidReceipt(handle)
     return Receipt(message_id=message_id, token=int(token), handle=handle)
 

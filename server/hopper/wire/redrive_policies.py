@@ -11,6 +11,16 @@ from hopper.core.model import DeadLetterRule
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError
 from hopper.wire.queue_urls import parse_queue_arn, queue_arn
+from hopper.wire.validate import parse_integer
+
+
+def json_document(text: str) -> Any:
+    """The JSON value of a policy text, or None when it is not JSON, or nested too deep
+    for the parser (RecursionError, ~1,000 levels: no policy nests so deep)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def parse_redrive_policy(text: str, home: str | None = None) -> DeadLetterRule | None:
@@ -19,10 +29,7 @@ def parse_redrive_policy(text: str, home: str | None = None) -> DeadLetterRule |
     queue the target ARN names (regions.py)."""
     if text == "":
         return None
-    try:
-        policy = json.loads(text)
-    except ValueError:
-        policy = None
+    policy = json_document(text)
     if not isinstance(policy, dict):
         raise redrive_error(text, "Redrive policy is not a valid JSON map.")
     for member in ("deadLetterTargetArn", "maxReceiveCount"):
@@ -42,8 +49,8 @@ def _max_receive_count(text: str, value: Any) -> int:
     count: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
         count = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        count = int(value.strip())
+    elif isinstance(value, str):
+        count = parse_integer(value)
     if count is None or not low <= count <= high:
         raise redrive_error(
             text,
@@ -70,10 +77,7 @@ def check_redrive_allow_policy(text: str) -> str:
     sent. An empty text removes the policy."""
     if text == "":
         return text
-    try:
-        policy = json.loads(text)
-    except ValueError:
-        policy = None
+    policy = json_document(text)
     unsupported = (
         "Amazon SQS can't create the redrive allow policy, as it's in an unsupported format."
     )

@@ -15,12 +15,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hopper.core import limits
+from hopper.core import characters, limits
 from hopper.core.model import MessageAttribute
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, invalid_parameter_value, missing_parameter
 
-_INTEGER = re.compile(r"[+-]?\d+")
+# ASCII digits only: \d and str.isdigit admit digits int() reads ("٣") or refuses ("²").
+_INTEGER = re.compile(r"[+-]?0*([0-9]{1,18})")
+# A JSON integer beyond 64 bits is no SQS integer, and beyond float range it could not
+# even be compared with a float deadline.
+_INTEGER_LIMIT = 2**63
 _ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 _TRACE_HEADER = "AWSTraceHeader"
 
@@ -61,13 +65,27 @@ def as_int(params: Mapping[str, Any], name: str) -> int | None:
 def to_int(name: str, value: Any) -> int:
     if isinstance(value, bool):
         raise _not_integer(name, value)
-    if isinstance(value, int):
+    if isinstance(value, int) and -_INTEGER_LIMIT < value < _INTEGER_LIMIT:
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < _INTEGER_LIMIT:
         return int(value)
-    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-        return int(value.strip())
+    if isinstance(value, str):
+        number = parse_integer(value)
+        if number is not None:
+            return number
     raise _not_integer(name, value)
+
+
+def parse_integer(text: str) -> int | None:
+    """The integer a text of ASCII digits (sign and surrounding blanks allowed) spells,
+    or None: for other text, and for more than 18 significant digits, which no SQS
+    integer has (and thousands of which would make int() raise)."""
+    match = _INTEGER.fullmatch(text.strip())
+    if match is None:
+        return None
+    # int() counts leading zeros against its digit limit: read the significant ones.
+    value = int(match.group(1))
+    return -value if text.strip().startswith("-") else value
 
 
 def _not_integer(name: str, value: Any) -> SqsError:
@@ -120,7 +138,66 @@ def _text(value: Any) -> str:
 
 
 def _quoted(value: Any) -> str:
+    # A structure is named, not echoed: it may be large, or nested past repr's reach.
+    if isinstance(value, list):
+        return "[...]"
+    if isinstance(value, dict):
+        return "{...}"
     return value if isinstance(value, str) else repr(value)
+
+
+# --- the request as a whole ----------------------------------------------------------
+
+# Members whose text the core checks itself, with SQS's own answers (message contents:
+# InvalidMessageContents), and batch entries, each of which fails alone.
+_OWN_RULES = frozenset({"MessageBody", "MessageAttributes", "MessageSystemAttributes", "Entries"})
+# No SQS parameter nests deeper (Entries > entry > MessageAttributes > attribute >
+# StringListValues > text); deeper input is refused before any code walks it.
+MAX_DEPTH = 8
+
+
+def check_request(params: Mapping[str, Any]) -> None:
+    """Refuse, before any handler sees it, a request nested deeper than any SQS
+    parameter or holding text outside SQS's characters (NUL, other control characters,
+    lone surrogates) in a name or value that would otherwise reach a store or be echoed.
+    Walked with an explicit stack: no recursion, whatever the input."""
+    pending: list[tuple[str, Any, int, bool]] = [
+        (_name(name), value, 1, name in _OWN_RULES) for name, value in params.items()
+    ]
+    while pending:
+        name, value, depth, own = pending.pop()
+        if depth > MAX_DEPTH:
+            raise SqsError(
+                "InvalidParameterValue", f"The value of parameter {name} is nested too deeply."
+            )
+        if isinstance(value, str):
+            if not own and not characters.allowed(value):
+                raise _forbidden(name)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not own and not characters.allowed(str(key)):
+                    raise _forbidden(name)
+                pending.append((name, item, depth + 1, own))
+        elif isinstance(value, list):
+            pending.extend((name, item, depth + 1, own) for item in value)
+
+
+def _name(name: str) -> str:
+    if not characters.allowed(name):
+        raise SqsError(
+            "InvalidParameterValue",
+            "A parameter name contains a character outside the allowed set "
+            + characters.ALLOWED_SET + ".",
+        )
+    return name
+
+
+def _forbidden(name: str) -> SqsError:
+    return SqsError(
+        "InvalidParameterValue",
+        f"Value for parameter {name} is invalid. Reason: it contains a character outside "
+        "the allowed set " + characters.ALLOWED_SET + ".",
+    )
 
 
 # --- message attributes -------------------------------------------------------------

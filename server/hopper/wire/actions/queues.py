@@ -12,7 +12,13 @@ from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
 from hopper.wire import queue_attributes, redrive_policies, validate
 from hopper.wire.context import RequestContext
-from hopper.wire.queue_urls import account_of, addressed_queue, no_such_queue, queue_url
+from hopper.wire.queue_urls import (
+    account_of,
+    addressed_queue,
+    could_name_queue,
+    no_such_queue,
+    queue_url,
+)
 
 
 async def create_queue(
@@ -33,7 +39,7 @@ async def get_queue_url(
 ) -> dict[str, Any]:
     name = validate.required_str(params, "QueueName")
     owner = validate.as_str(params, "QueueOwnerAWSAccountId", default=ctx.account)
-    if owner != ctx.account:
+    if owner != ctx.account or not could_name_queue(name):
         # hopper serves one account: another's queues do not exist here.
         raise no_such_queue()
     record = await service.get_queue(QueueKey(ctx.owner, name))

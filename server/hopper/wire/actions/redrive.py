@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
 
 from hopper.core.errors import ResourceNotFound
@@ -26,6 +27,8 @@ from hopper.wire.queue_urls import (
     queue_arn,
     queue_url,
 )
+
+_TASK_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 async def list_dead_letter_source_queues(
@@ -118,11 +121,13 @@ def read_task_handle(handle: str, home: str | None = None) -> tuple[str, QueueKe
     InvalidParameterValue, with AWS's text."""
     try:
         document = json.loads(base64.b64decode(handle.encode("ascii"), validate=True))
-    except (binascii.Error, UnicodeError, ValueError):
+    except (binascii.Error, UnicodeError, ValueError, RecursionError):
         document = None
     task_id = document.get("taskId") if isinstance(document, dict) else None
     arn = document.get("sourceArn") if isinstance(document, dict) else None
     source = parse_queue_arn(arn, home) if isinstance(arn, str) else None
-    if not isinstance(task_id, str) or source is None:
+    # The id goes to the store: only text hopper could have issued (PostgreSQL refuses
+    # NUL), as the handle's own ARN must name a queue (parse_queue_arn).
+    if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id) or source is None:
         raise SqsError("InvalidParameterValue", "Value for parameter TaskHandle is invalid.")
     return task_id, source
