@@ -171,3 +171,16 @@ def test_credentials_from_the_environment():
     for bad in ("AKIDA:secret", "AKIDA:secret:123", "AKIDA:s:111111111111,AKIDA:t:111111111111"):
         with pytest.raises(CredentialsError):
             parse_environment(bad)
+
+
+@pytest.mark.parametrize("expires", ["²", "9" * 5_000, "-1"])
+def test_a_presigned_expiry_that_is_no_count_of_seconds_is_an_incomplete_signature(expires):
+    request = AWSRequest(method="GET", url="http://h/", params={"Action": "ListQueues"})
+    SigV4QueryAuth(Credentials("AKIDA", "secret-a"), "sqs", "us-east-1", 60).add_auth(request)
+    arrival = arrival_of(request)
+    query = arrival.query.replace("X-Amz-Expires=60", f"X-Amz-Expires={expires}")
+    assert query != arrival.query
+    with pytest.raises(SqsError) as raised:
+        verify(Arrival(arrival.method, arrival.path, query, arrival.headers, arrival.body),
+               KEYS, NOW)
+    assert raised.value.name == "IncompleteSignature"

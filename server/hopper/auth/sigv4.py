@@ -176,7 +176,11 @@ def _query_claim(decoded: Mapping[str, str], pairs: list[tuple[str, str]]) -> Cl
     if decoded["X-Amz-Algorithm"] != ALGORITHM:
         raise _incomplete(f"Unsupported X-Amz-Algorithm {decoded['X-Amz-Algorithm']!r}.")
     text = decoded["X-Amz-Expires"]
-    if not text.isdigit() or not 1 <= int(text) <= MAX_EXPIRES_SECONDS:
+    # ASCII and short: "²".isdigit() holds and int() refuses it, as it refuses a text of
+    # thousands of digits (a 500 before; the client's fault).
+    if not (text.isascii() and text.isdigit() and len(text) <= 9) or not (
+        1 <= int(text) <= MAX_EXPIRES_SECONDS
+    ):
         raise _incomplete(
             f"X-Amz-Expires must be 1 to {MAX_EXPIRES_SECONDS} seconds, not {text!r}."
         )
