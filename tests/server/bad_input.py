@@ -397,6 +397,9 @@ def _paths_on_the_wire(queue_path: str) -> dict[str, str]:
         "control-name": f"/{ACCOUNT}/fz%01",
         "nul-account": "/%00/q",
         "long-name": f"/{ACCOUNT}/" + "q" * 5_000,
+        "encoded-slash": f"/{ACCOUNT}/a%2Fb",
+        "extra-segment": f"/{ACCOUNT}/q/extra",
+        "double-slash": "//",
     }
 
 
