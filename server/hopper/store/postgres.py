@@ -24,6 +24,7 @@ tests/contract/ pins both stores to the same outcomes for each.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -161,7 +162,7 @@ class PostgresQueueStore:
                     await require_current(connection)
                 if self._listen:
                     self.listener = Listener(
-                        self._listening_connection,
+                        functools.partial(listening_connection, self._dsn, self._schema),
                         wake,
                         self._wake_all,
                         notify_sql=self._sql["notify"],
@@ -184,9 +185,6 @@ class PostgresQueueStore:
                 await listener.close()
             if pool is not None:
                 await pool.close()
-
-    async def _listening_connection(self) -> asyncpg.Connection:
-        return await listening_connection(self._dsn, self._schema)
 
     async def _vacuum_messages(self) -> float:
         """VACUUM the messages table (see vacuum.py); its row estimate afterwards."""
