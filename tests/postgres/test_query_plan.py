@@ -75,6 +75,33 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
     assert any(index == "messages_queue_order" for _, _, index in on_messages)
 
 
+async def test_the_fifo_claim_finds_groups_and_runs_through_the_group_index(
+    open_store: StoreOpener, database: str
+) -> None:
+    # The FIFO claim looks at each group's head and at the runs of the groups it serves:
+    # probes of messages_queue_group, never a read of the queue or a sort of it.
+    async with open_store(listen=False) as store:
+        await fill_queues(store, 3)
+        for n in range(3):
+            queue = QueueKey(ACCOUNT, f"f{n}.fifo")
+            await store.create_queue(queue, QueueConfig(fifo=True), {}, now=None)
+            for start in range(0, 500, 10):
+                batch = [
+                    NewMessage(id=f"f{n}-{start + i}", body="x", group_id=f"g{i}",
+                               deduplication_id=f"{start + i}")
+                    for i in range(10)
+                ]
+                await store.send(queue, batch, now=None)
+    plan = await generic_plan(
+        database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, []
+    )
+    [chosen] = subplans(plan, {"CTE chosen"})
+    on_messages = [node for node in scans(chosen) if node[1] == "messages"]
+    assert on_messages
+    assert {index for _, _, index in on_messages} == {"messages_queue_group"}
+    assert all(kind in ("Index Scan", "Index Only Scan") for kind, _, _ in on_messages)
+
+
 async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     open_store: StoreOpener, database: str
 ) -> None:
@@ -104,6 +131,7 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     # sorts the whole queue by design (only while a tenant is noisy).
     statements = [
         ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
+        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE chosen"}),
         (
             "receive_fair_messages",
             (ACCOUNT, "big", None, 10, 30.0, [], 2, 0.5),
