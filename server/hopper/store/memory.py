@@ -554,6 +554,8 @@ class MemoryQueueStore:
         queue = self._queue(key)
         count = len(queue.messages)
         queue.messages.clear()
+        # AWS: a FIFO queue's deduplication window goes with its messages.
+        queue.sent_ids.clear()
         queue.last_purged_at = self._now(now)
         return count
 

@@ -820,6 +820,10 @@ WITH q AS (
 -- every message of the queue
 gone AS (
     DELETE FROM messages WHERE queue_id = (SELECT id FROM q) RETURNING 1
+),
+-- AWS: a FIFO queue's deduplication window goes with its messages
+forgotten AS (
+    DELETE FROM fifo_dedup WHERE queue_id = (SELECT id FROM q)
 )
 SELECT (SELECT id FROM q) AS queue_id, (SELECT count(*) FROM gone) AS purged;
 
