@@ -35,16 +35,18 @@ class Ledger:
         self.violations: list[str] = []
         self.deleted = 0
         self.workers: set[int] = set()
-        self.most_held = 0
+        # deliveries made while another worker held a group: holds side by side
+        self.overlaps = 0
 
     def received(self, worker: int, group: str, number: int) -> None:
         holder = self.holders.get(group)
         if holder is not None and holder != worker:
             self.violations.append(f"{group} delivered to {worker} while {holder} holds it")
+        if any(other != worker for other in self.holders.values()):
+            self.overlaps += 1
         self.holders[group] = worker
         self.seen[group].append(number)
         self.workers.add(worker)
-        self.most_held = max(self.most_held, len(self.holders))
 
     def released(self, worker: int, group: str) -> None:
         if self.holders.get(group) == worker:
@@ -76,7 +78,9 @@ async def worker(store: PostgresQueueStore, me: int, ledger: Ledger, total: int)
         for delivery in batch:
             group, number = delivery.message.body.split("/")
             ledger.received(me, group, int(number))
-        await asyncio.sleep(0)  # "processing": other workers run meanwhile
+        # "processing", as a worker's own I/O: a round trip to the database, during which
+        # the other workers receive
+        await store.stats(QUEUE, now=None)
         for group in {d.message.group_id for d in batch}:
             ledger.released(me, str(group))
         results = await store.delete(
@@ -107,7 +111,9 @@ async def test_workers_never_hold_a_group_twice_and_see_each_group_in_order(
 
     assert ledger.violations == []
     # The test is about concurrency: many workers took part, holding groups side by side.
-    assert len(ledger.workers) > WORKERS // 2 and ledger.most_held > WORKERS // 2
+    # (A receive takes each group's whole run, so one receive holds a group or two: the
+    # holds that overlap are counted, not the groups one receive took.)
+    assert len(ledger.workers) > WORKERS // 2 and ledger.overlaps > WORKERS
     assert {g: ledger.seen[g] for g in GROUPS} == {g: list(range(PER_GROUP)) for g in GROUPS}
     assert (stats.visible, stats.in_flight) == (0, 0)
 

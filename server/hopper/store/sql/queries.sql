@@ -465,23 +465,60 @@ expired AS (
       AND m.sent_at <= (SELECT horizon FROM q)
 ),
 -- FIFO: the queue's groups, one probe of messages_queue_group each (a loose index scan:
--- a backlog of many messages in few groups costs a few probes, not a read of the queue)
+-- a backlog of many messages in few groups costs a few probes, not a read of the
+-- queue), the first 65 at most
 groups AS (
-    WITH RECURSIVE g (group_id) AS (
-        (SELECT m.group_id FROM messages m
+    WITH RECURSIVE g (group_id, n) AS (
+        (SELECT m.group_id, 1 FROM messages m
          WHERE m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
          ORDER BY m.group_id LIMIT 1)
         UNION ALL
         SELECT (SELECT m.group_id FROM messages m
                 WHERE m.queue_id = (SELECT id FROM q) AND m.group_id > g.group_id
-                ORDER BY m.group_id LIMIT 1)
-        FROM g WHERE g.group_id IS NOT NULL
+                ORDER BY m.group_id LIMIT 1), g.n + 1
+        FROM g WHERE g.group_id IS NOT NULL AND g.n <= 64
     )
     SELECT group_id FROM g WHERE group_id IS NOT NULL
 ),
+-- whether the queue has more than 64 groups: then a probe per group costs more than
+-- the walk below
+many AS MATERIALIZED (
+    SELECT count(*) > 64 AS groups FROM groups
+),
+-- many groups: the first $4 never-received heads that are deliverable, in sequence order
+-- (messages_queue_order); a head has no earlier message in its group (probed through
+-- messages_queue_group)
+fresh AS (
+    SELECT m.seq FROM messages m
+    WHERE (SELECT groups FROM many) AND m.queue_id = (SELECT id FROM q)
+      -- one CASE, which the planner cannot estimate (it guesses half the messages
+      -- pass): its estimates of the separate tests multiplied to a handful of rows, and
+      -- it sorted the whole queue instead of walking it in order and stopping early.
+      -- The head test is a probe per message walked (a subplan: never a join reading
+      -- the whole queue), made last.
+      AND CASE WHEN m.group_id IS NOT NULL AND m.receive_count = 0
+                    AND m.visible_at <= (SELECT now FROM q)
+                    AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+               THEN NOT EXISTS (
+                   SELECT 1 FROM messages o
+                   WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
+                     AND o.seq < m.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
+                     AND o.id <> ALL($6::text[]))
+               ELSE false END
+    ORDER BY m.seq LIMIT $4
+),
+-- how far in sequence order a served group's head can be: to the $4-th of those (the
+-- $4 groups a receive serves at most became available no later than it, and a message
+-- sent later becomes available later: sent plus the queue's delay, or at the end of a
+-- lease that began after that), or to the end of the queue when there are fewer
+reach AS MATERIALIZED (
+    SELECT CASE WHEN count(*) < $4 THEN 9223372036854775807 ELSE max(seq) END AS seq
+    FROM fresh
+),
 -- each group's head: its oldest message, leaving out those this receive claimed already
 -- ($6, as if gone); a group is deliverable when its head is visible, and it became
--- available at the head's visible_at (sent, or the moment its lease ended)
+-- available at the head's visible_at (sent, or the moment its lease ended). Found by a
+-- probe per group, or for many groups by walking the queue up to `reach`.
 heads AS (
     SELECT h.* FROM groups g
     CROSS JOIN LATERAL (
@@ -490,7 +527,20 @@ heads AS (
           AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
         ORDER BY m.seq LIMIT 1
     ) h
-    WHERE h.visible_at <= (SELECT now FROM q)
+    WHERE NOT (SELECT groups FROM many) AND h.visible_at <= (SELECT now FROM q)
+    UNION ALL
+    SELECT m.group_id, m.seq, m.visible_at FROM messages m
+    WHERE (SELECT groups FROM many)
+      AND m.queue_id = (SELECT id FROM q) AND m.seq <= (SELECT seq FROM reach)
+      -- as in `fresh`: the head test a probe per message, never a join
+      AND CASE WHEN m.group_id IS NOT NULL AND m.visible_at <= (SELECT now FROM q)
+                    AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+               THEN NOT EXISTS (
+                   SELECT 1 FROM messages o
+                   WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
+                     AND o.seq < m.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
+                     AND o.id <> ALL($6::text[]))
+               ELSE false END
 ),
 -- the groups a receive serves, in the order AWS serves them: by when their run became
 -- available, ties in sequence order; no more than the $4 first (each gives a message)
