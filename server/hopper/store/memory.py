@@ -161,6 +161,8 @@ def _fifo_runs(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> li
 
 
 def _in_send_order(queue: _Queue, messages: list[_Message]) -> list[_Message]:
+    """`messages` in the queue's send order (a move keeps it, as the Postgres store's
+    move does)."""
     chosen = {m.stored.id for m in messages}
     return [m for m in queue.messages.values() if m.stored.id in chosen]
 
@@ -447,7 +449,7 @@ class MemoryQueueStore:
         # deep queue costs it no more than a shallow one.
         if not queue.grouped and wanted is not None:
             return list(itertools.islice(_visible(queue, now), wanted))
-        ordered = [m for m in queue.live(now).values()]
+        ordered = list(queue.live(now).values())
         if queue.grouped:
             noisy = fairness.noisy_tenants(m.stored.group_id for m in ordered if m.in_flight(now))
             # A stable sort: oldest first within each priority.
