@@ -61,9 +61,10 @@ def moto_server() -> Iterator[str]:
 def hopper_server(store: str, *, relaxed: bool = True) -> Iterator[str]:
     """`python -m hopper serve` on a free port (`--relaxed-timing` unless `relaxed` is
     false), on the memory store or on Postgres in a fresh schema (dropped afterwards);
-    its endpoint URL."""
+    its endpoint URL. In AWS receipt mode: the run compares what AWS answers, and a
+    superseded receipt is where strict mode deliberately answers otherwise."""
     port = free_port()
-    command = [sys.executable, "-m", "hopper", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "hopper", "serve", "--port", str(port), "--receipts", "aws"]
     if relaxed:
         command.append("--relaxed-timing")
     schema = None

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 
 from hopper.auth.gate import from_settings
+from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
@@ -37,6 +38,7 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
         enforce_timing_rules=not settings.relaxed_timing,
         visibility_floor=None if floor is None else float(floor),
         events=Recorder(store.dead_lettered),
+        receipts=ReceiptMode(settings.receipts),
     )
 
     @asynccontextmanager

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hopper import __version__
+from hopper.core.outcomes import RECEIPT_MODES
 from hopper.observability import logs, metrics, shutdown
 from hopper.settings import Settings, SettingsError, load
 
@@ -68,6 +69,10 @@ def _parser() -> argparse.ArgumentParser:
         help="drop AWS's 60-second rules (re-create after delete, purge interval)",
     )
     serve.add_argument("--auth", choices=["off", "sigv4"], help="verify AWS SigV4 (default off)")
+    serve.add_argument(
+        "--receipts", choices=RECEIPT_MODES,
+        help="superseded receipts: strict refuses them (default), aws answers as AWS does",
+    )
     serve.add_argument(
         "--credentials-file", metavar="FILE",
         help="TOML [[credentials]]: access_key, secret_key, account_id (--auth sigv4)",
@@ -171,6 +176,7 @@ def _serve(settings: Settings) -> int:
         print(f"hopper: {error}", file=sys.stderr)
         return EXIT_UNUSABLE
     log.info("hopper: auth %s%s", settings.auth, _rate_text(settings))
+    log.info("hopper: receipts %s", settings.receipts)
     log.info("hopper: queues declared: %s", _declared_text(settings))
     if options["http"] != "auto":
         from hopper.connections import configure

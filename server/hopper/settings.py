@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from hopper.core.outcomes import RECEIPT_MODES
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -41,6 +43,9 @@ class Settings:
     # Connections open at once, per server process; None: the open-files limit less a
     # reserve (hopper.connections). Beyond it a new connection is answered 503.
     max_connections: int | None = None
+    # How superseded receipts are answered: "strict" (ReceiptHandleIsInvalid) or "aws"
+    # (as AWS answers them; core/outcomes.py).
+    receipts: str = "strict"
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor
@@ -61,6 +66,10 @@ class Settings:
         if self.max_connections is not None and self.max_connections < 1:
             raise SettingsError(
                 f"the connection cap must be at least 1, not {self.max_connections}"
+            )
+        if self.receipts not in RECEIPT_MODES:
+            raise SettingsError(
+                f"--receipts must be one of {', '.join(RECEIPT_MODES)}, not {self.receipts!r}"
             )
         if self.rate_limit is not None and self.rate_limit < 1:
             raise SettingsError(

@@ -106,6 +106,23 @@ async def test_fifo_dedup_window_holds_after_the_original_is_deleted(
     assert await receive(store, clock, queue) == []
 
 
+async def test_fifo_purge_clears_the_deduplication_window(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    # AWS: after PurgeQueue a send with the same MessageDeduplicationId is delivered.
+    queue = await make_queue(store, clock, "q.fifo")
+    other = await make_queue(store, clock, "other.fifo")
+    [original] = await store.send(queue, [fifo_message("g", "d1", "one")], now=clock.now())
+    await store.send(other, [fifo_message("g", "d1", "kept")], now=clock.now())
+    await store.purge(queue, now=clock.now())
+    [again] = await store.send(queue, [fifo_message("g", "d1", "two")], now=clock.now())
+    assert not again.duplicate and again.message_id != original.message_id
+    assert [d.message.body for d in await receive(store, clock, queue)] == ["two"]
+    # Only the purged queue forgot: the other queue's window still holds.
+    [repeat] = await store.send(other, [fifo_message("g", "d1", "again")], now=clock.now())
+    assert repeat.duplicate
+
+
 async def test_fifo_dedup_id_can_be_reused_after_the_window(
     store: QueueStore, clock: FakeClock
 ) -> None:

@@ -37,15 +37,14 @@ async def test_poison_messages_reach_the_dead_letter_queue_in_group_order(
     messages = [fifo_message(g, body=f"{g}{n}") for n, g in enumerate("abab")]
     await poison(store, clock, source, *messages)
     arrived = await receive(store, clock, target)
-    assert bodies_of(arrived) == ["a0", "b1", "a2", "b3"]
+    # Each group's run whole, as a FIFO receive takes them (SQS-NOTES 5.11).
+    assert bodies_of(arrived) == ["a0", "a2", "b1", "b3"]
     # They keep their group and sequence number: the dead-letter queue is itself FIFO.
-    assert [d.message.group_id for d in arrived] == ["a", "b", "a", "b"]
+    assert [d.message.group_id for d in arrived] == ["a", "a", "b", "b"]
     # Each keeps its receive count: one receive from the source, one from here.
     assert [d.receive_count for d in arrived] == [2, 2, 2, 2]
-    assert [d.message.sequence_number for d in arrived] == sorted(
-        d.message.sequence_number
-        for d in arrived  # type: ignore[misc]
-    )
+    numbers = [d.message.sequence_number or 0 for d in arrived]
+    assert numbers[0] < numbers[1] and numbers[2] < numbers[3]
 
 
 async def test_the_dead_letter_queue_locks_groups_like_any_fifo_queue(
@@ -117,4 +116,4 @@ async def test_a_move_task_on_a_fifo_dead_letter_queue_runs_to_completion(
     task = await tasks.start(target, None, max_per_second=None)
     task = await tasks.step(task)
     assert (task.status, task.moved) == (MoveTaskStatus.COMPLETED, 4)
-    assert bodies_of(await receive(store, clock, source)) == ["a0", "b1", "a2", "b3"]
+    assert bodies_of(await receive(store, clock, source)) == ["a0", "a2", "b1", "b3"]

@@ -29,6 +29,13 @@ def test_the_fair_claim_differs_from_the_plain_one_only_in_how_it_picks() -> Non
     assert fair == plain
 
 
+def test_the_fifo_claim_differs_from_the_plain_one_only_in_how_it_picks() -> None:
+    sql = queries()
+    plain = outside_the_picking(sql["receive_messages"], "-- the oldest receivable messages")
+    fifo = outside_the_picking(sql["receive_fifo_messages"], "-- FIFO: the queue's groups")
+    assert fifo == plain
+
+
 async def test_the_fair_claim_counts_tenants_through_the_group_index(
     open_store: StoreOpener, database: str
 ) -> None:

@@ -75,6 +75,39 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
     assert any(index == "messages_queue_order" for _, _, index in on_messages)
 
 
+async def test_the_fifo_claim_finds_groups_and_runs_through_the_group_index(
+    open_store: StoreOpener, database: str
+) -> None:
+    # The FIFO claim looks at each group's head and at the runs of the groups it serves:
+    # index probes, never a read of the queue or a sort of it.
+    async with open_store(listen=False) as store:
+        await fill_queues(store, 3)
+        for n in range(3):
+            queue = QueueKey(ACCOUNT, f"f{n}.fifo")
+            await store.create_queue(queue, QueueConfig(fifo=True), {}, now=None)
+            for start in range(0, 500, 10):
+                batch = [
+                    NewMessage(id=f"f{n}-{start + i}", body="x", group_id=f"g{start % 100 + i}",
+                               deduplication_id=f"{start + i}")
+                    for i in range(10)
+                ]
+                await store.send(queue, batch, now=None)
+    plan = await generic_plan(
+        database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, []
+    )
+    [chosen] = subplans(plan, {"CTE chosen"})
+    on_messages = [node for node in scans(chosen) if node[1] == "messages"]
+    assert on_messages
+    assert all(kind != "Seq Scan" for kind, _, _ in on_messages)
+    # Past 64 groups the heads are found by walking the queue in send order, which must
+    # be an ordered index scan that stops at the first few fresh heads: neither a bitmap
+    # scan nor a sort of the queue.
+    [reach] = subplans(plan, {"CTE reach"})
+    walked = scans(reach)
+    assert ("Index Scan", "messages", "messages_queue_order") in walked
+    assert all(kind not in ("Bitmap Heap Scan", "Sort") for kind, _, _ in walked)
+
+
 async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     open_store: StoreOpener, database: str
 ) -> None:
@@ -104,6 +137,7 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     # sorts the whole queue by design (only while a tenant is noisy).
     statements = [
         ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
+        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE chosen"}),
         (
             "receive_fair_messages",
             (ACCOUNT, "big", None, 10, 30.0, [], 2, 0.5),

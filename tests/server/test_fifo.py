@@ -56,13 +56,68 @@ def test_boto3_sends_receives_and_deletes_each_group_in_order(sqs):
     numbers = [int(s["SequenceNumber"]) for s in sent]
     assert numbers == sorted(set(numbers))
     got = receive(sqs, url)
-    assert bodies(got) == ["a0", "b1", "a2", "b3"]
-    assert [m["Attributes"]["SequenceNumber"] for m in got] == [s["SequenceNumber"] for s in sent]
-    assert [m["Attributes"]["MessageGroupId"] for m in got] == ["a", "b", "a", "b"]
-    assert [m["Attributes"]["MessageDeduplicationId"] for m in got] == [f"d{n}" for n in range(4)]
+    # Each group's run whole, as AWS serves them (SQS-NOTES 5.11).
+    assert bodies(got) == ["a0", "a2", "b1", "b3"]
+    in_order = [sent[n]["SequenceNumber"] for n in (0, 2, 1, 3)]
+    assert [m["Attributes"]["SequenceNumber"] for m in got] == in_order
+    assert [m["Attributes"]["MessageGroupId"] for m in got] == ["a", "a", "b", "b"]
+    assert [m["Attributes"]["MessageDeduplicationId"] for m in got] == ["d0", "d2", "d1", "d3"]
     for message in got:
         sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
     assert receive(sqs, url) == []
+
+
+def send_named(sqs, url: str, *names: str) -> None:
+    """One message per name `<group>-<message>`, in order; the body is the name."""
+    for name in names:
+        sqs.send_message(
+            QueueUrl=url,
+            MessageBody=name,
+            MessageGroupId=name.split("-")[0],
+            MessageDeduplicationId=name,
+        )
+
+
+def test_boto3_receive_takes_a_groups_whole_run_before_the_next(sqs):
+    # Recorded on AWS: sends g1-m1, g2-m1, g1-m2, g1-m3 -> receive(10) =
+    # g1-m1, g1-m2, g1-m3, g2-m1.
+    url = fifo_queue(sqs)
+    send_named(sqs, url, "g1-m1", "g2-m1", "g1-m2", "g1-m3")
+    assert bodies(receive(sqs, url)) == ["g1-m1", "g1-m2", "g1-m3", "g2-m1"]
+
+
+def test_boto3_a_released_head_comes_after_groups_available_before_it(sqs):
+    # Recorded on AWS: ChangeMessageVisibility(g1-m1, 0) while g1-m2 is in flight, then
+    # receive(3) -> [g2-m1, g1-m1].
+    url = fifo_queue(sqs)
+    send_named(sqs, url, "g1-m1", "g1-m2", "g2-m1")
+    head, _ = receive(sqs, url, MaxNumberOfMessages=2, VisibilityTimeout=60)
+    sqs.change_message_visibility(
+        QueueUrl=url, ReceiptHandle=head["ReceiptHandle"], VisibilityTimeout=0
+    )
+    assert bodies(receive(sqs, url, MaxNumberOfMessages=3)) == ["g2-m1", "g1-m1"]
+
+
+def test_boto3_sequence_numbers_are_20_digit_decimals_increasing_in_a_group(sqs):
+    url = fifo_queue(sqs)
+    numbers = [
+        sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageGroupId="g", MessageDeduplicationId=f"d{n}"
+        )["SequenceNumber"]
+        for n in range(3)
+    ]
+    assert all(len(n) == 20 and n.isdigit() for n in numbers)
+    assert [int(n) for n in numbers] == sorted({int(n) for n in numbers})
+    got = receive(sqs, url)
+    assert [m["Attributes"]["SequenceNumber"] for m in got] == numbers
+
+
+def test_boto3_a_purged_fifo_queue_forgets_its_deduplication_ids(sqs):
+    url = fifo_queue(sqs)
+    send_named(sqs, url, "g-once")
+    sqs.purge_queue(QueueUrl=url)
+    send_named(sqs, url, "g-once")
+    assert bodies(receive(sqs, url)) == ["g-once"]
 
 
 def test_boto3_duplicate_sends_are_accepted_and_delivered_once(sqs):
@@ -291,3 +346,47 @@ def test_query_protocol_expired_fifo_receipt_and_bad_attempt_id(query):
     assert expired.error["Message"].endswith("Reason: The receipt handle has expired.")
     bad = query.call("ReceiveMessage", {"ReceiveRequestAttemptId": "x" * 129}, path=path)
     assert bad.status == 400 and bad.error["Code"] == "InvalidParameterValue"
+
+
+def query_fifo_queue(query: QueryClient, name: str) -> str:
+    created = query.call(
+        "CreateQueue",
+        {"QueueName": unique(name), **flatten("Attribute", {"FifoQueue": "true"})},
+    )
+    assert created.status == 200, created.text
+    return path_of(created.result["QueueUrl"])
+
+
+def test_query_protocol_receive_order_follows_aws(query):
+    # The two recorded AWS examples of the JSON tests above, over the query protocol.
+    path = query_fifo_queue(query, "order")
+    for name in ("g1-m1", "g2-m1", "g1-m2", "g1-m3"):
+        query_send(query, path, name, name.split("-")[0], name)
+    assert [m["Body"] for m in query_receive(query, path)] == [
+        "g1-m1", "g1-m2", "g1-m3", "g2-m1",
+    ]
+    path = query_fifo_queue(query, "released")
+    for name in ("g1-m1", "g1-m2", "g2-m1"):
+        query_send(query, path, name, name.split("-")[0], name)
+    head, _ = query_receive(query, path, MaxNumberOfMessages="2", VisibilityTimeout="60")
+    changed = query.call(
+        "ChangeMessageVisibility",
+        {"ReceiptHandle": head["ReceiptHandle"], "VisibilityTimeout": "0"},
+        path=path,
+    )
+    assert changed.status == 200, changed.text
+    got = query_receive(query, path, MaxNumberOfMessages="3")
+    assert [m["Body"] for m in got] == ["g2-m1", "g1-m1"]
+
+
+def test_query_protocol_sequence_numbers_and_purge(query):
+    path = query_fifo_queue(query, "purge")
+    sent = query_send(query, path, "x", "g", "once")
+    number = sent.result["SequenceNumber"]
+    assert len(number) == 20 and number.isdigit()
+    [message] = query_receive(query, path)
+    assert attribute(message, "SequenceNumber") == number
+    purged = query.call("PurgeQueue", {}, path=path)
+    assert purged.status == 200, purged.text
+    query_send(query, path, "x", "g", "once")
+    assert [m["Body"] for m in query_receive(query, path)] == ["x"]

@@ -4,9 +4,24 @@
 message's current delivery; every store calls it (the in-memory store on the message it
 holds, the Postgres store on the facts its guarded statement returns). The rest turns
 the stores' outcomes and the service's checks into the errors SQS answers.
+
+Receipt modes. A receipt is superseded once its message has been delivered again.
+Strict mode (the default) refuses it: StaleReceipt, so a worker whose lease ran out
+learns that someone else holds the message. `hopper serve --receipts aws` answers as AWS
+does: ChangeMessageVisibility with a superseded receipt applies to the message's current
+lease (recorded on AWS: receive with VisibilityTimeout 0 gives R1, a second receive gives
+R2, ChangeMessageVisibility(R1, 0) makes the message visible at once), and DeleteMessage
+with one succeeds and deletes ("the request succeeds, but the message might not be
+deleted", the API reference). Fencing tokens are issued in both modes. The core presents
+such a receipt again with the current token the store reported (`on_current_delivery`),
+so each store's guard (one WHERE on the token) stays the only check and no store learns
+of modes.
 """
 
 from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from hopper.core import limits, messages
 from hopper.core.errors import (
@@ -86,17 +101,86 @@ def check_visibility_timeout(timeout: float) -> None:
         )
 
 
-def delete_error(receipt: Receipt, result: ReceiptResult) -> QueueError | None:
+class ReceiptMode(enum.Enum):
+    STRICT = "strict"
+    AWS = "aws"
+
+
+RECEIPT_MODES = tuple(mode.value for mode in ReceiptMode)
+
+
+class Superseded(enum.Enum):
+    """The answer to a receipt (still) superseded."""
+
+    STALE = "stale"  # StaleReceipt: strict mode
+    EXPIRED = "expired"  # ReceiptExpired: AWS mode on a FIFO queue
+    SUCCEEDS = "succeeds"  # no error: AWS mode ("might not be deleted")
+
+
+def superseded_answer(mode: ReceiptMode, *, fifo: bool) -> Superseded:
+    """Strict mode refuses a superseded receipt. AWS mode acts on the current delivery
+    (`on_current_delivery`) and, were that superseded in turn, succeeds; but on a FIFO
+    queue a superseded receipt's lease has necessarily ended, and AWS refuses an
+    expired FIFO receipt ("The receipt handle has expired.")."""
+    if mode is ReceiptMode.STRICT:
+        return Superseded.STALE
+    return Superseded.EXPIRED if fifo else Superseded.SUCCEEDS
+
+
+def chases(mode: ReceiptMode, *, fifo: bool) -> bool:
+    """Whether a superseded receipt is presented again for the current delivery."""
+    return superseded_answer(mode, fifo=fifo) is Superseded.SUCCEEDS
+
+
+# How many times a superseded receipt chases its message's current delivery. A chase
+# loses only to a delivery made between the store's two looks, so a second is rare; a
+# receipt still superseded after these is answered as AWS documents: success, "but the
+# message might not be deleted".
+CHASES = 3
+
+# index in the caller's batch -> the current token to present instead; gives their results
+Reissue = Callable[[Mapping[int, int]], Awaitable[Mapping[int, ReceiptResult]]]
+
+
+async def on_current_delivery(
+    results: Sequence[ReceiptResult], reissue: Reissue
+) -> list[ReceiptResult]:
+    """AWS mode: the results of a batch after each superseded receipt was presented
+    again with its message's current token (`reissue` does that for the entries it is
+    given and returns their new results)."""
+    settled = list(results)
+    for _ in range(CHASES):
+        stale = {
+            index: result.current_token
+            for index, result in enumerate(settled)
+            if result.outcome is ReceiptOutcome.SUPERSEDED and result.current_token
+        }
+        if not stale:
+            break
+        for index, result in (await reissue(stale)).items():
+            settled[index] = result
+    return settled
+
+
+def delete_error(
+    receipt: Receipt, result: ReceiptResult, superseded: Superseded = Superseded.STALE
+) -> QueueError | None:
     """DeleteMessage's answer for one store outcome: a message already gone is a
-    success, as on AWS."""
-    if result.outcome is ReceiptOutcome.SUPERSEDED:
+    success, as on AWS; a superseded receipt as the receipt mode says."""
+    if result.outcome is ReceiptOutcome.SUPERSEDED and superseded is Superseded.STALE:
         return StaleReceipt(receipt, _current(result))
+    if result.outcome is ReceiptOutcome.SUPERSEDED and superseded is Superseded.EXPIRED:
+        return ReceiptExpired(receipt)
     if result.outcome is ReceiptOutcome.EXPIRED:
         return ReceiptExpired(receipt)
     return None
 
 
-def visibility_error(change: VisibilityChange, result: ReceiptResult) -> QueueError | None:
+def visibility_error(
+    change: VisibilityChange,
+    result: ReceiptResult,
+    superseded: Superseded = Superseded.STALE,
+) -> QueueError | None:
     """ChangeMessageVisibility's answer: unlike delete, a message that is gone fails."""
     if result.outcome is ReceiptOutcome.GONE:
         return MessageNotAvailable(change.receipt)
@@ -107,7 +191,7 @@ def visibility_error(change: VisibilityChange, result: ReceiptResult) -> QueueEr
             "Total VisibilityTimeout for the message is beyond the limit "
             f"[{limits.MAX_TOTAL_VISIBILITY_SECONDS} seconds]",
         )
-    return delete_error(change.receipt, result)
+    return delete_error(change.receipt, result, superseded)
 
 
 def queue_full(key: QueueKey, config: QueueConfig) -> OverLimit:

@@ -48,6 +48,7 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.core.move_tasks import MoveTasks
+from hopper.core.outcomes import ReceiptMode
 from hopper.core.recent import RecentQueues
 from hopper.core.store import QueueStore
 from hopper.core.wakeups import Wakeups
@@ -69,6 +70,7 @@ class QueueService:
         max_in_flight: int = limits.MAX_IN_FLIGHT_STANDARD,
         visibility_floor: float | None = None,
         events: Events | None = None,
+        receipts: ReceiptMode = ReceiptMode.STRICT,
     ) -> None:
         """`enforce_timing_rules` keeps AWS's 60-second rules (re-create after delete,
         purge interval); test suites that create and purge rapidly turn it off.
@@ -77,7 +79,8 @@ class QueueService:
         `max_in_flight` is AWS's in-flight limit of standard queues (tests pass a small
         one). `visibility_floor`, when set, raises every shorter visibility timeout
         (requested or the queue's default) to it. `events` hears of every send,
-        receive and delete (metrics)."""
+        receive and delete (metrics). `receipts`: how superseded receipts are answered
+        (core/outcomes.py)."""
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
@@ -87,6 +90,7 @@ class QueueService:
         self.in_flight = InFlightGauge(max_in_flight, self.clock)
         self.visibility_floor = visibility_floor
         self.events: Events = events or NoEvents()
+        self.receipts = receipts
         self._polls = LongPolls(
             store, self.clock, self.wakeups, self.in_flight, self.events,
             poll_fallback_seconds=poll_fallback_seconds, release=self._release,
@@ -395,7 +399,9 @@ class QueueService:
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises
-        StaleReceipt (superseded), ReceiptExpired (FIFO only)."""
+        StaleReceipt (superseded; in AWS receipt mode the current delivery is deleted
+        instead), ReceiptExpired (FIFO only; in AWS receipt mode also for a superseded
+        receipt, whose lease has necessarily ended)."""
         [error] = await self.delete_batch(key, [receipt])
         if error is not None:
             raise error
@@ -403,9 +409,16 @@ class QueueService:
     async def delete_batch(
         self, key: QueueKey, receipts: Sequence[Receipt]
     ) -> list[None | QueueError]:
-        results = await self.store.delete(
-            key, receipts, refuse_expired=key.is_fifo, now=self.clock.now()
-        )
+        now = self.clock.now()
+        results = await self.store.delete(key, receipts, refuse_expired=key.is_fifo, now=now)
+        if outcomes.chases(self.receipts, fifo=key.is_fifo):
+
+            async def reissue(stale: Mapping[int, int]) -> dict[int, ReceiptResult]:
+                again = [Receipt(receipts[i].message_id, token) for i, token in stale.items()]
+                done = await self.store.delete(key, again, refuse_expired=False, now=now)
+                return dict(zip(stale, done, strict=True))
+
+            results = await outcomes.on_current_delivery(results, reissue)
         deleted = sum(r.outcome is ReceiptOutcome.OK for r in results)
         self.in_flight.released(key, deleted)
         self.events.deleted(key, deleted)
@@ -413,7 +426,8 @@ class QueueService:
             # Deleting a FIFO message unlocks its group: the next one may be receivable.
             self.wakeups.notify(key)
         pairs = zip(receipts, results, strict=True)
-        return [outcomes.delete_error(receipt, result) for receipt, result in pairs]
+        answer = outcomes.superseded_answer(self.receipts, fifo=key.is_fifo)
+        return [outcomes.delete_error(receipt, result, answer) for receipt, result in pairs]
 
     async def change_visibility(
         self, key: QueueKey, change: VisibilityChange, adjustments: Adjustments | None = None
@@ -443,24 +457,41 @@ class QueueService:
             except QueueError as error:
                 entries.append(error)
         valid = [entry for entry in entries if isinstance(entry, VisibilityChange)]
-        results = iter(
-            await self.store.change_visibility(
-                key,
-                valid,
-                refuse_expired=key.is_fifo,
-                now=self.clock.now(),
-                max_total=float(limits.MAX_TOTAL_VISIBILITY_SECONDS),
-            )
-            if valid
-            else await self._no_changes(key)
+        changed = (
+            await self._change_visibility(key, valid) if valid else await self._no_changes(key)
         )
+        results = iter(changed)
         self._polls.leases_changed(key)
+        answer = outcomes.superseded_answer(self.receipts, fifo=key.is_fifo)
         return [
-            outcomes.visibility_error(outcome, next(results))
+            outcomes.visibility_error(outcome, next(results), answer)
             if isinstance(outcome, VisibilityChange)
             else outcome
             for outcome in entries
         ]
+
+    async def _change_visibility(
+        self, key: QueueKey, changes: list[VisibilityChange]
+    ) -> list[ReceiptResult]:
+        now = self.clock.now()
+        limit = float(limits.MAX_TOTAL_VISIBILITY_SECONDS)
+        results = await self.store.change_visibility(
+            key, changes, refuse_expired=key.is_fifo, now=now, max_total=limit
+        )
+        if not outcomes.chases(self.receipts, fifo=key.is_fifo):
+            return results
+
+        async def reissue(stale: Mapping[int, int]) -> dict[int, ReceiptResult]:
+            again = [
+                replace(changes[i], receipt=Receipt(changes[i].receipt.message_id, token))
+                for i, token in stale.items()
+            ]
+            done = await self.store.change_visibility(
+                key, again, refuse_expired=False, now=now, max_total=limit
+            )
+            return dict(zip(stale, done, strict=True))
+
+        return await outcomes.on_current_delivery(results, reissue)
 
     async def purge(self, key: QueueKey) -> None:
         """PurgeQueue. Raises PurgeInProgress within 60 s of the last purge (when timing

@@ -137,6 +137,36 @@ def _room(queue: _Queue, max_depth: int, wanted: int, now: float) -> int:
     return max(max_depth - depth, 0)
 
 
+def _fifo_runs(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> list[_Message]:
+    """A FIFO queue's deliverable runs, in the order AWS serves them. A group's run is its
+    messages in sequence order from its oldest one up to, not including, the first in
+    flight or delayed; so a message whose lease ended is deliverable again even while a
+    later one of its group is in flight. Groups come in the order their run's first
+    message became available: its visible_at, which is its send time (plus the queue's
+    delay) if it was never received and the moment its lease ended otherwise; ties in
+    sequence order. (Messages in `skip` count as gone.)"""
+    runs: dict[str | None, list[_Message]] = {}
+    closed: set[str | None] = set()
+    for message in queue.live(now).values():  # insertion order is sequence order
+        group = message.stored.group_id
+        if group in closed or message.stored.id in skip:
+            continue
+        if message.visible_at > now:
+            closed.add(group)
+            continue
+        runs.setdefault(group, []).append(message)
+    # A stable sort: equal times keep the order of the groups' first messages.
+    ordered = sorted(runs.values(), key=lambda run: run[0].visible_at)
+    return [message for run in ordered for message in run]
+
+
+def _in_send_order(queue: _Queue, messages: list[_Message]) -> list[_Message]:
+    """`messages` in the queue's send order (a move keeps it, as the Postgres store's
+    move does)."""
+    chosen = {m.stored.id for m in messages}
+    return [m for m in queue.messages.values() if m.stored.id in chosen]
+
+
 def _delivery(message: _Message) -> Delivery:
     return Delivery(
         message=message.stored,
@@ -346,7 +376,7 @@ class MemoryQueueStore:
         while moved and len(deliveries) < max_messages:
             moved = False
             wanted = max_messages - len(deliveries) + len(claimed)
-            for message in self._receivable(queue, at, wanted):
+            for message in self._receivable(queue, at, wanted, claimed):
                 if len(deliveries) >= max_messages:
                     break
                 if message.stored.id in claimed:
@@ -392,38 +422,39 @@ class MemoryQueueStore:
         queue.attempts[attempt_id] = _Attempt(now, entries)
 
     def _receivable(
-        self, queue: _Queue, now: float, wanted: int | None = None
+        self,
+        queue: _Queue,
+        now: float,
+        wanted: int | None = None,
+        skip: frozenset[str] | set[str] = frozenset(),
     ) -> Iterator[_Message]:
-        """Receivable messages, oldest first. On a FIFO queue a group whose oldest
-        message is in flight or not yet visible yields nothing more (strict order). On
-        a standard queue noisy tenants' messages come after the others (fairness).
-        Works on a snapshot, so the caller may claim or move what it is given; on a
-        plain standard queue the snapshot stops at the `wanted` first visible messages."""
-        fifo = queue.record.config.fifo
-        fair = not fifo and queue.grouped
-        # Only FIFO and fair queues need the whole queue up front (the locked groups;
-        # the in-flight count of each tenant). A plain standard queue's receive looks no
-        # further than it takes, so a deep queue costs it no more than a shallow one.
-        if fifo or fair or wanted is None:
-            ordered = list(queue.live(now).values() if fifo or fair else queue.messages.values())
+        """Receivable messages in the order a receive takes them: on a FIFO queue each
+        group's deliverable run (see _fifo_runs); on a standard queue oldest first, noisy
+        tenants' messages after the others (fairness). Works on a snapshot, so the caller
+        may claim or move what it is given; on a plain standard queue the snapshot stops
+        at the `wanted` first visible messages. `skip`: what this receive claimed already,
+        left out as if it were gone."""
+        if queue.record.config.fifo:
+            ordered = _fifo_runs(queue, now, skip)
         else:
-            ordered = list(itertools.islice(_visible(queue, now), wanted))
-        if fair:
+            ordered = self._standard_order(queue, now, wanted)
+        for message in ordered:
+            if message.stored.id in skip or queue.find(message.stored.id, now) is None:
+                continue
+            yield message
+
+    def _standard_order(self, queue: _Queue, now: float, wanted: int | None) -> list[_Message]:
+        # Only fair queues need the whole queue up front (the in-flight count of each
+        # tenant). A plain standard queue's receive looks no further than it takes, so a
+        # deep queue costs it no more than a shallow one.
+        if not queue.grouped and wanted is not None:
+            return list(itertools.islice(_visible(queue, now), wanted))
+        ordered = list(queue.live(now).values())
+        if queue.grouped:
             noisy = fairness.noisy_tenants(m.stored.group_id for m in ordered if m.in_flight(now))
             # A stable sort: oldest first within each priority.
             ordered.sort(key=lambda m: fairness.priority(m.stored.group_id, noisy))
-        blocked = {m.stored.group_id for m in ordered if fifo and m.in_flight(now)}
-        for message in ordered:
-            if queue.find(message.stored.id, now) is None:
-                continue
-            group = message.stored.group_id
-            if fifo and group in blocked:
-                continue
-            if message.visible_at > now:
-                if fifo:
-                    blocked.add(group)
-                continue
-            yield message
+        return [m for m in ordered if m.visible_at <= now]
 
     def _dead_letter(self, queue: _Queue, message: _Message, now: float) -> bool:
         """Move `message` to the dead-letter target if it has been received
@@ -525,6 +556,8 @@ class MemoryQueueStore:
         queue = self._queue(key)
         count = len(queue.messages)
         queue.messages.clear()
+        # AWS: a FIFO queue's deduplication window goes with its messages.
+        queue.sent_ids.clear()
         queue.last_purged_at = self._now(now)
         return count
 
@@ -596,7 +629,7 @@ class MemoryQueueStore:
         # A FIFO queue gives up its messages as a receive would, so each group moves in
         # order and none moves past a message of its group still in flight.
         candidates = (
-            list(self._receivable(queue, at))
+            _in_send_order(queue, _fifo_runs(queue, at, frozenset()))
             if queue.record.config.fifo
             else [m for m in queue.live(at).values() if m.visible_at <= at]
         )

@@ -457,7 +457,7 @@ class PostgresQueueStore:
         args: tuple[object, ...] = (
             key.account, key.name, now, limit, float(visibility_timeout), claimed_ids
         )
-        statement = "receive_messages"
+        statement = "receive_fifo_messages" if key.is_fifo else "receive_messages"
         if not key.is_fifo and self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)

@@ -9,6 +9,7 @@ from typing import Any
 from hopper.core.model import Delivery, MessageAttribute
 from hopper.wire.context import RequestContext
 from hopper.wire.queue_urls import queue_arn
+from hopper.wire.sequence_numbers import sequence_number_text
 
 # hopper's extension: the delivery's fencing token, returned only when asked for by name
 # (never for All, so the set an SDK or a recorded test sees for All is exactly AWS's).
@@ -45,7 +46,11 @@ def _system_values(ctx: RequestContext, delivery: Delivery) -> dict[str, str]:
         "ApproximateFirstReceiveTimestamp": _millis(delivery.first_received_at),
     }
     optional = {
-        "SequenceNumber": None if message.sequence_number is None else str(message.sequence_number),
+        "SequenceNumber": (
+            None
+            if message.sequence_number is None
+            else sequence_number_text(message.sequence_number)
+        ),
         "MessageDeduplicationId": message.deduplication_id,
         "MessageGroupId": message.group_id,
         "AWSTraceHeader": message.trace_header,

@@ -381,15 +381,6 @@ picked AS (
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at + 0 > (SELECT horizon FROM q)
       AND m.id <> ALL($6::text[])
-      AND (NOT (SELECT fifo FROM q) OR NOT EXISTS (
-        -- FIFO: the group is locked while a message of it is in flight or an earlier
-        -- one is not yet visible
-        SELECT 1 FROM messages o
-        WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
-          AND o.visible_at > (SELECT now FROM q)
-          AND o.sent_at + 0 > (SELECT horizon FROM q)
-          AND (o.receive_count > 0 OR o.seq < m.seq)
-      ))
     ORDER BY m.seq
     LIMIT $4
     FOR UPDATE OF m SKIP LOCKED
@@ -435,6 +426,211 @@ SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM move
 FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.seq;
+
+-- name: receive_fifo_messages
+-- Claim a FIFO queue's receivable messages in AWS's order, moving poison ones to the
+-- dead-letter queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the
+-- lease (seconds), $6 ids this receive claimed already. Its rows: the deliveries in
+-- claim order, and the queue's facts. receive_messages but for how it picks (a test
+-- keeps the rest identical) and the order of its answer. Runs under the queue's receive
+-- lock (lock_queue_for_receive): what it reads of the queue's groups cannot change
+-- under it but by deletion.
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+-- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
+q AS (
+    SELECT s.id, s.account, s.name, t.now,
+           t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
+           (s.config ->> 'fifo')::boolean AS fifo,
+           d.id AS dead_letter_id,
+           (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count
+    FROM queues s CROSS JOIN t
+    LEFT JOIN queues d
+        ON d.account = s.config -> 'dead_letter' ->> 'account'
+        AND d.name = s.config -> 'dead_letter' ->> 'name'
+    WHERE s.account = $1 AND s.name = $2
+),
+-- housekeeping: messages past retention at the head of the queue are dropped (bounded,
+-- so a receive never pays for a whole backlog); the rest are filtered out below
+expired AS (
+    DELETE FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q)
+      AND m.id IN (
+        SELECT head.id FROM (
+            SELECT e.id, e.sent_at FROM messages e
+            WHERE e.queue_id = (SELECT id FROM q)
+            ORDER BY e.seq LIMIT 8
+        ) head
+        WHERE head.sent_at <= (SELECT horizon FROM q)
+      )
+      AND m.sent_at <= (SELECT horizon FROM q)
+),
+-- FIFO: the queue's groups, one probe of messages_queue_group each (a loose index scan:
+-- a backlog of many messages in few groups costs a few probes, not a read of the
+-- queue), the first 65 at most
+groups AS (
+    WITH RECURSIVE g (group_id, n) AS (
+        (SELECT m.group_id, 1 FROM messages m
+         WHERE m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
+         ORDER BY m.group_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT m.group_id FROM messages m
+                WHERE m.queue_id = (SELECT id FROM q) AND m.group_id > g.group_id
+                ORDER BY m.group_id LIMIT 1), g.n + 1
+        FROM g WHERE g.group_id IS NOT NULL AND g.n <= 64
+    )
+    SELECT group_id FROM g WHERE group_id IS NOT NULL
+),
+-- whether the queue has more than 64 groups: then a probe per group costs more than
+-- the walk below
+many AS MATERIALIZED (
+    SELECT count(*) > 64 AS groups FROM groups
+),
+-- many groups: the first $4 never-received heads that are deliverable, in sequence order
+-- (messages_queue_order); a head has no earlier message in its group (probed through
+-- messages_queue_group)
+fresh AS (
+    SELECT m.seq FROM messages m
+    WHERE (SELECT groups FROM many) AND m.queue_id = (SELECT id FROM q)
+      -- one CASE, which the planner cannot estimate (it guesses half the messages
+      -- pass): its estimates of the separate tests multiplied to a handful of rows, and
+      -- it sorted the whole queue instead of walking it in order and stopping early.
+      -- The head test is a probe per message walked (a subplan: never a join reading
+      -- the whole queue), made last.
+      AND CASE WHEN m.group_id IS NOT NULL AND m.receive_count = 0
+                    AND m.visible_at <= (SELECT now FROM q)
+                    AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+               THEN NOT EXISTS (
+                   SELECT 1 FROM messages o
+                   WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
+                     AND o.seq < m.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
+                     AND o.id <> ALL($6::text[]))
+               ELSE false END
+    ORDER BY m.seq LIMIT $4
+),
+-- how far in sequence order a served group's head can be: to the $4-th of those (the
+-- $4 groups a receive serves at most became available no later than it, and a message
+-- sent later becomes available later: sent plus the queue's delay, or at the end of a
+-- lease that began after that), or to the end of the queue when there are fewer
+reach AS MATERIALIZED (
+    SELECT CASE WHEN count(*) < $4 THEN 9223372036854775807 ELSE max(seq) END AS seq
+    FROM fresh
+),
+-- each group's head: its oldest message, leaving out those this receive claimed already
+-- ($6, as if gone); a group is deliverable when its head is visible, and it became
+-- available at the head's visible_at (sent, or the moment its lease ended). Found by a
+-- probe per group, or for many groups by walking the queue up to `reach`.
+heads AS (
+    SELECT h.* FROM groups g
+    CROSS JOIN LATERAL (
+        SELECT m.group_id, m.seq, m.visible_at FROM messages m
+        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = g.group_id
+          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+        ORDER BY m.seq LIMIT 1
+    ) h
+    WHERE NOT (SELECT groups FROM many) AND h.visible_at <= (SELECT now FROM q)
+    UNION ALL
+    SELECT m.group_id, m.seq, m.visible_at FROM messages m
+    WHERE (SELECT groups FROM many)
+      AND m.queue_id = (SELECT id FROM q) AND m.seq <= (SELECT seq FROM reach)
+      -- as in `fresh`: the head test a probe per message, never a join
+      AND CASE WHEN m.group_id IS NOT NULL AND m.visible_at <= (SELECT now FROM q)
+                    AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+               THEN NOT EXISTS (
+                   SELECT 1 FROM messages o
+                   WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
+                     AND o.seq < m.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
+                     AND o.id <> ALL($6::text[]))
+               ELSE false END
+),
+-- the groups a receive serves, in the order AWS serves them: by when their run became
+-- available, ties in sequence order; no more than the $4 first (each gives a message)
+served AS (
+    SELECT h.group_id, h.seq, h.visible_at FROM heads h
+    ORDER BY h.visible_at, h.seq
+    LIMIT $4
+),
+-- their deliverable runs, each whole before the next, cut at $4 messages: a group's run
+-- is its messages from the head up to, not including, the first in flight or delayed
+-- (a message whose lease ended is deliverable again while a later one is in flight)
+chosen AS (
+    SELECT r.id, r.seq, r.group_id,
+           row_number() OVER (ORDER BY h.visible_at, h.seq, r.seq) AS place
+    FROM served h
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.seq, x.group_id FROM (
+            SELECT m.id, m.seq, m.group_id,
+                   bool_and(m.visible_at <= (SELECT now FROM q)) OVER (ORDER BY m.seq)
+                       AS deliverable
+            FROM messages m
+            WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = h.group_id
+              AND m.seq >= h.seq
+              AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+            ORDER BY m.seq LIMIT $4
+        ) x
+        WHERE x.deliverable
+    ) r
+    ORDER BY h.visible_at, h.seq, r.seq
+    LIMIT $4
+),
+-- locked. FIFO receives of a queue take turns (lock_queue_for_receive), so a chosen
+-- message is locked elsewhere only by a statement deleting it (a purge, the sweeper)
+locked AS (
+    SELECT m.queue_id, m.id, m.seq, m.group_id, m.receive_count, m.carried_receive_count
+    FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q) AND m.id IN (SELECT id FROM chosen)
+    FOR UPDATE OF m SKIP LOCKED
+),
+-- the messages this receive claims: a run ends where a message of it was skipped
+picked AS (
+    SELECT l.queue_id, l.id, l.seq, l.receive_count, l.carried_receive_count, c.place
+    FROM locked l JOIN chosen c ON c.id = l.id
+    WHERE NOT EXISTS (
+        SELECT 1 FROM chosen e
+        WHERE e.group_id = l.group_id AND e.seq < l.seq
+          AND e.id NOT IN (SELECT id FROM locked)
+    )
+),
+-- poison: picked messages already received max_receive_count times from this queue
+-- (receives counted before they arrived here are carried, not counted again) move to
+-- the dead-letter queue as new arrivals there, instead of being delivered; their places
+-- in its send order are drawn after sorting, so they arrive in the order they had here
+-- (a FIFO dead-letter queue keeps each group's order)
+poison AS (
+    SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
+    WHERE q.dead_letter_id IS NOT NULL
+      AND p.receive_count - p.carried_receive_count >= q.max_receive_count
+    ORDER BY p.seq
+),
+-- the move: the receive count and first receive go along (AWS counts receives "across
+-- all queues"; the move itself is no receive); token 0, so no earlier receipt names
+-- it there and its next delivery draws a token above all earlier ones
+moved AS (
+    UPDATE messages m
+    SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
+        carried_receive_count = m.receive_count, token = 0, live_key = NULL,
+        dead_letter_source_account = q.account, dead_letter_source_name = q.name
+    FROM poison x, q
+    WHERE m.queue_id = x.queue_id AND m.id = x.id
+    RETURNING m.id
+),
+-- the deliveries: a fresh fencing token and a lease each
+claimed AS (
+    UPDATE messages m
+    SET receive_count = m.receive_count + 1,
+        token = nextval('fencing_tokens'),
+        visible_at = q.now + $5::float8,
+        first_received_at = coalesce(m.first_received_at, q.now),
+        received_at = q.now
+    FROM picked p, q
+    WHERE m.queue_id = p.queue_id AND m.id = p.id
+      AND NOT (q.dead_letter_id IS NOT NULL
+               AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
+    RETURNING m.*, p.place
+)
+SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved, c.*
+FROM (SELECT 1) AS one
+LEFT JOIN claimed c ON true
+ORDER BY c.place;
 
 -- name: receive_fair_messages
 -- Claim receivable messages with fair-queue priority. $1 account, $2 queue name, $3 now,
@@ -674,6 +870,10 @@ WITH q AS (
 -- every message of the queue
 gone AS (
     DELETE FROM messages WHERE queue_id = (SELECT id FROM q) RETURNING 1
+),
+-- AWS: a FIFO queue's deduplication window goes with its messages
+forgotten AS (
+    DELETE FROM fifo_dedup WHERE queue_id = (SELECT id FROM q)
 )
 SELECT (SELECT id FROM q) AS queue_id, (SELECT count(*) FROM gone) AS purged;
 
@@ -847,12 +1047,13 @@ picked AS (
       AND m.sent_at + 0 > (SELECT horizon FROM src)
       AND coalesce((SELECT id FROM dst), o.id) IS NOT NULL
       AND (NOT (SELECT fifo FROM src) OR NOT EXISTS (
-        -- FIFO: what a receive could claim, so each group moves in order
+        -- FIFO: what a receive could claim (its group's run: no earlier message of
+        -- its group in flight or delayed), so each group moves in order
         SELECT 1 FROM messages g
         WHERE g.queue_id = m.queue_id AND g.group_id = m.group_id
           AND g.visible_at > (SELECT now FROM src)
           AND g.sent_at + 0 > (SELECT horizon FROM src)
-          AND (g.receive_count > 0 OR g.seq < m.seq)
+          AND g.seq < m.seq
       ))
     ORDER BY m.seq
     LIMIT $6

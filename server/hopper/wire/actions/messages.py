@@ -15,6 +15,7 @@ from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, missing_parameter
 from hopper.wire.queue_urls import addressed_queue
 from hopper.wire.receipts import encode_receipt
+from hopper.wire.sequence_numbers import sequence_number_text
 
 
 def message_draft(ctx: RequestContext, params: Mapping[str, Any]) -> MessageDraft:
@@ -50,7 +51,7 @@ def sent(params: Mapping[str, Any], draft: MessageDraft, result: SendResult) -> 
         if system_md5 is not None:
             out["MD5OfMessageSystemAttributes"] = system_md5
     if result.sequence_number is not None:
-        out["SequenceNumber"] = str(result.sequence_number)
+        out["SequenceNumber"] = sequence_number_text(result.sequence_number)
     return out
 
 
