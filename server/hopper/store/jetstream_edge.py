@@ -1,0 +1,151 @@
+"""The JetStream store's edge: the connection, the stream and buckets it needs, and the
+one place nats-py's exceptions become hopper's `StoreUnavailable`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType, StreamConfig
+from nats.js.kv import KeyValue
+
+from hopper.core.errors import StoreUnavailable
+
+log = logging.getLogger("hopper.jetstream")
+
+# Bodies outlive the longest retention (14 days): a body is deleted with its message; this
+# only bounds bodies orphaned by a process that died between publishing and committing.
+BODY_MAX_AGE_SECONDS = 15 * 24 * 3600.0
+
+
+# How long a scan waits for the next entry before calling JetStream lost.
+SCAN_TIMEOUT_SECONDS = 5.0
+
+
+class Conflict(Exception):
+    """A compare-and-set lost: the entry changed since it was read."""
+
+
+@dataclass
+class Resources:
+    """What one store prefix owns in JetStream."""
+
+    nc: Client
+    js: JetStreamContext
+    queues: KeyValue  # queue records, deletion times, move tasks
+    ledgers: KeyValue  # one ledger per queue incarnation
+    body_stream: str
+    body_subject: str
+
+
+async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resources:
+    """Connect and create (or find) the stream and buckets. Raises StoreUnavailable when
+    JetStream cannot be reached or refuses."""
+    try:
+        nc = await nats.connect(
+            servers=list(urls),
+            connect_timeout=2,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.25,
+            # Reconnects are hopper's business only as errors: log them quietly.
+            error_cb=_log_error,
+            disconnected_cb=_log_disconnect,
+        )
+    except (TimeoutError, nats.errors.Error, OSError) as error:
+        raise StoreUnavailable(f"JetStream unreachable at {','.join(urls)}: {error}") from error
+    with translated():
+        js = nc.jetstream(timeout=5)
+        body_stream = f"{prefix.upper()}_BODIES"
+        body_subject = f"{prefix}.bodies"
+        await js.add_stream(
+            StreamConfig(
+                name=body_stream,
+                subjects=[body_subject],
+                storage=StorageType.FILE,
+                num_replicas=replicas,
+                max_age=BODY_MAX_AGE_SECONDS,
+                allow_direct=True,
+            )
+        )
+        queues = await _bucket(js, f"{prefix}_queues", replicas)
+        ledgers = await _bucket(js, f"{prefix}_ledgers", replicas)
+    return Resources(nc, js, queues, ledgers, body_stream, body_subject)
+
+
+async def _bucket(js: JetStreamContext, name: str, replicas: int) -> KeyValue:
+    # history=1: a value's revision is all compare-and-set needs.
+    return await js.create_key_value(
+        KeyValueConfig(bucket=name, history=1, replicas=replicas, storage=StorageType.FILE)
+    )
+
+
+async def _log_error(error: Exception) -> None:
+    log.warning("hopper: JetStream connection: %s", error)
+
+
+async def _log_disconnect() -> None:
+    log.warning("hopper: JetStream disconnected; reconnecting")
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """No nats-py exception leaves the store: a lost compare-and-set is a Conflict, every
+    other failure a StoreUnavailable (retryable by SDKs)."""
+    try:
+        yield
+    except nats.js.errors.KeyWrongLastSequenceError as error:
+        raise Conflict() from error
+    except nats.js.errors.APIError as error:
+        if error.err_code in (10071, 10164):  # wrong last sequence (a CAS on a key)
+            raise Conflict() from error
+        raise StoreUnavailable(f"JetStream: {error}") from error
+    except (TimeoutError, nats.errors.Error, OSError) as error:
+        raise StoreUnavailable(f"JetStream: {type(error).__name__} {error}".strip()) from error
+
+
+async def get(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
+    """The value and revision of `key`, or (None, revision of its tombstone or 0)."""
+    with translated():
+        try:
+            entry = await kv.get(key)
+        except nats.js.errors.KeyNotFoundError as error:
+            # A deleted key's tombstone has a revision a re-create must name.
+            tombstone = getattr(error, "entry", None)
+            return None, tombstone.revision or 0 if tombstone is not None else 0
+    return entry.value, entry.revision or 0
+
+
+async def put(kv: KeyValue, key: str, value: bytes, last: int) -> int:
+    """Write `value` if `key` is still at revision `last` (0: absent). Raises Conflict."""
+    with translated():
+        return await kv.update(key, value, last=last)
+
+
+async def remove(kv: KeyValue, key: str, last: int) -> None:
+    """Delete `key` if still at revision `last`. Raises Conflict."""
+    with translated():
+        await kv.delete(key, last=last)
+
+
+async def scan(kv: KeyValue, pattern: str) -> list[tuple[str, bytes]]:
+    """Every live (key, value) matching the subject pattern."""
+    found = []
+    with translated():
+        watcher = await kv.watch(pattern, ignore_deletes=True)
+        try:
+            while True:
+                entry = await watcher.updates(timeout=SCAN_TIMEOUT_SECONDS)  # type: ignore[no-untyped-call]
+                if entry is None:
+                    break
+                if entry.value:
+                    found.append((entry.key, entry.value))
+        finally:
+            await watcher.stop()  # type: ignore[no-untyped-call]
+    return found
