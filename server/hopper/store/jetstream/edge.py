@@ -25,6 +25,8 @@ log = logging.getLogger("hopper.jetstream")
 BODY_MAX_AGE_SECONDS = 15 * 24 * 3600.0
 
 
+# Connection attempts per server at start-up.
+START_ATTEMPTS = 3
 # How long a scan waits for the next entry before calling JetStream lost.
 SCAN_TIMEOUT_SECONDS = 5.0
 
@@ -48,18 +50,23 @@ class Resources:
 async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resources:
     """Connect and create (or find) the stream and buckets. Raises StoreUnavailable when
     JetStream cannot be reached or refuses."""
+    logged = _Log()
     try:
         nc = await nats.connect(
             servers=list(urls),
             connect_timeout=2,
-            max_reconnect_attempts=-1,
+            # At start-up: a few tries per server, then a clear failure.
+            max_reconnect_attempts=START_ATTEMPTS,
             reconnect_time_wait=0.25,
-            # Reconnects are hopper's business only as errors: log them quietly.
-            error_cb=_log_error,
-            disconnected_cb=_log_disconnect,
+            # Failures at start-up are the one line the caller writes; later ones are logged.
+            error_cb=logged.error,
+            disconnected_cb=logged.disconnected,
         )
     except (TimeoutError, nats.errors.Error, OSError) as error:
-        raise StoreUnavailable(f"JetStream unreachable at {','.join(urls)}: {error}") from error
+        raise StoreUnavailable(f"unreachable ({type(error).__name__}: {error})") from error
+    # Once running, never give up: requests answer ServiceUnavailable until it is back.
+    nc.options["max_reconnect_attempts"] = -1
+    logged.started = True
     with translated():
         js = nc.jetstream(timeout=5)
         body_stream = f"{prefix.upper()}_BODIES"
@@ -86,12 +93,18 @@ async def _bucket(js: JetStreamContext, name: str, replicas: int) -> KeyValue:
     )
 
 
-async def _log_error(error: Exception) -> None:
-    log.warning("hopper: JetStream connection: %s", error)
+class _Log:
+    """The connection's callbacks: quiet until the store has started."""
 
+    started = False
 
-async def _log_disconnect() -> None:
-    log.warning("hopper: JetStream disconnected; reconnecting")
+    async def error(self, error: Exception) -> None:
+        if self.started:
+            log.warning("hopper: JetStream connection: %s", error)
+
+    async def disconnected(self) -> None:
+        if self.started:
+            log.warning("hopper: JetStream disconnected; reconnecting")
 
 
 @contextmanager
