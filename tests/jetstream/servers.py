@@ -66,20 +66,22 @@ class Node:
         ]
         if self.routes:
             routes = ", ".join(f"nats://127.0.0.1:{p}" for p in self.routes)
-            lines.append(
-                f'cluster {{ name: "hopper-test" listen: 127.0.0.1:{self.cluster_port} '
-                f"routes: [{routes}] }}"
-            )
+            lines += [
+                "cluster {",
+                '  name: "hopper-test"',
+                f"  listen: 127.0.0.1:{self.cluster_port}",
+                f"  routes: [{routes}]",
+                "}",
+            ]
         return "\n".join(lines) + "\n"
 
     def start(self) -> None:
         config = self.store_dir / "nats.conf"
         config.write_text(self.config())
-        self.process = subprocess.Popen(
-            [nats_server_path(), "-c", str(config)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        with (self.store_dir / "nats.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [nats_server_path(), "-c", str(config)], stdout=log, stderr=subprocess.STDOUT
+            )
         wait_for_port(self.port, self.process)
 
     def kill(self) -> None:

@@ -36,13 +36,22 @@ class Conflict(Exception):
 
 
 @dataclass
+class Bucket:
+    """A key-value bucket, with what writing to it by hand needs."""
+
+    kv: KeyValue
+    js: JetStreamContext
+    name: str
+
+
+@dataclass
 class Resources:
     """What one store prefix owns in JetStream."""
 
     nc: Client
     js: JetStreamContext
-    queues: KeyValue  # queue records, deletion times, move tasks
-    ledgers: KeyValue  # one ledger per queue incarnation
+    queues: Bucket  # queue records, deletion times, move tasks
+    ledgers: Bucket  # one ledger per queue incarnation
     body_stream: str
     body_subject: str
 
@@ -78,7 +87,6 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
                 storage=StorageType.FILE,
                 num_replicas=replicas,
                 max_age=BODY_MAX_AGE_SECONDS,
-                allow_direct=True,
             )
         )
         queues = await _bucket(js, f"{prefix}_queues", replicas)
@@ -86,11 +94,16 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
     return Resources(nc, js, queues, ledgers, body_stream, body_subject)
 
 
-async def _bucket(js: JetStreamContext, name: str, replicas: int) -> KeyValue:
-    # history=1: a value's revision is all compare-and-set needs.
-    return await js.create_key_value(
-        KeyValueConfig(bucket=name, history=1, replicas=replicas, storage=StorageType.FILE)
+async def _bucket(js: JetStreamContext, name: str, replicas: int) -> Bucket:
+    # history=1: a value's revision is all compare-and-set needs. No direct gets: a
+    # follower may answer those from behind, and a decision that writes nothing (a
+    # receipt found gone, an empty receive) must not rest on an old ledger.
+    kv = await js.create_key_value(
+        KeyValueConfig(
+            bucket=name, history=1, replicas=replicas, storage=StorageType.FILE, direct=False
+        )
     )
+    return Bucket(kv, js, name)
 
 
 class _Log:
@@ -123,11 +136,11 @@ def translated() -> Iterator[None]:
         raise StoreUnavailable(f"JetStream: {type(error).__name__} {error}".strip()) from error
 
 
-async def get(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
+async def get(bucket: Bucket, key: str) -> tuple[bytes | None, int]:
     """The value and revision of `key`, or (None, revision of its tombstone or 0)."""
     with translated():
         try:
-            entry = await kv.get(key)
+            entry = await bucket.kv.get(key)
         except nats.js.errors.KeyNotFoundError as error:
             # A deleted key's tombstone has a revision a re-create must name.
             tombstone = getattr(error, "entry", None)
@@ -135,23 +148,40 @@ async def get(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
     return entry.value, entry.revision or 0
 
 
-async def put(kv: KeyValue, key: str, value: bytes, last: int) -> int:
-    """Write `value` if `key` is still at revision `last` (0: absent). Raises Conflict."""
-    with translated():
-        return await kv.update(key, value, last=last)
+async def put(bucket: Bucket, key: str, value: bytes, last: int) -> int:
+    """Write `value` if `key` is still at revision `last` (0: absent); the new revision.
+    Raises Conflict."""
+    return await _write(bucket, key, value, last, {})
 
 
-async def remove(kv: KeyValue, key: str, last: int) -> None:
+async def remove(bucket: Bucket, key: str, last: int) -> None:
     """Delete `key` if still at revision `last`. Raises Conflict."""
+    await _write(bucket, key, b"", last, {"KV-Operation": "DEL"})
+
+
+async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dict[str, str]) -> int:
+    """Compare-and-set by hand rather than `KeyValue.update`: on a replicated stream,
+    nats-server checks Nats-Expected-Last-Subject-Sequence before consensus only, so two
+    concurrent writers from one revision may both succeed (nats-io/nats-server#4320, in
+    2.9.x). The message id names the revision the write is based on: JetStream's
+    deduplication, applied in consensus order, lets only the first such write in."""
+    headers = {
+        **headers,
+        "Nats-Expected-Last-Subject-Sequence": str(last),
+        "Nats-Msg-Id": f"{bucket.name}.{key}.{last}",
+    }
     with translated():
-        await kv.delete(key, last=last)
+        ack = await bucket.js.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
+    if ack.duplicate:
+        raise Conflict()
+    return int(ack.seq)
 
 
-async def scan(kv: KeyValue, pattern: str) -> list[tuple[str, bytes]]:
+async def scan(bucket: Bucket, pattern: str) -> list[tuple[str, bytes]]:
     """Every live (key, value) matching the subject pattern."""
     found = []
     with translated():
-        watcher = await kv.watch(pattern, ignore_deletes=True)
+        watcher = await bucket.kv.watch(pattern, ignore_deletes=True)
         try:
             while True:
                 entry = await watcher.updates(timeout=SCAN_TIMEOUT_SECONDS)  # type: ignore[no-untyped-call]

@@ -90,7 +90,7 @@ class Records:
             except edge.Conflict:
                 continue
             with edge.translated():
-                await self._kv.put(_deleted_key(key), str(at).encode())
+                await self._kv.kv.put(_deleted_key(key), str(at).encode())
             return record, incarnation
         raise StoreUnavailable("JetStream: too much contention deleting a queue")
 

@@ -87,7 +87,7 @@ class JetStreamQueueStore:
         self._parts = _Parts(res, records, bodies, steps, MoveTasks(res, self._clock))
         self._wake = wake
         with edge.translated():
-            watcher = await res.ledgers.watch(">", meta_only=True)
+            watcher = await res.ledgers.kv.watch(">", meta_only=True)
         self._watch_task = asyncio.create_task(self._watch_ledgers(watcher, records))
 
     async def _watch_ledgers(self, watcher: Any, records: Records) -> None:
@@ -158,7 +158,7 @@ class JetStreamQueueStore:
             ledger = codec.decode_ledger(data, record, revision)
             await self._p.bodies.drop(ledger.bodies.values())
             with edge.translated():
-                await self._p.res.ledgers.purge(incarnation)
+                await self._p.res.ledgers.kv.purge(incarnation)
         return at
 
     async def last_deleted_at(self, key: QueueKey) -> float | None:
