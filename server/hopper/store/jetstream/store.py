@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hopper.core.clock import Clock, SystemClock
-from hopper.core.errors import QueueNotFound, StoreUnavailable
+from hopper.core.errors import OverLimit, QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
     MoveTask,
@@ -37,8 +37,17 @@ from hopper.store.memory import MemoryQueueStore
 
 log = logging.getLogger("hopper.jetstream")
 
-# A queue's ledger is one entry: it holds this many messages at most.
+# A queue's ledger is one entry: it holds this many messages at most (about 60 bytes
+# each, compressed, so a full ledger stays well under 1 MB).
 MAX_QUEUE_DEPTH = 10_000
+
+
+def _ledger_full(key: QueueKey, most: int) -> str:
+    return (
+        f"Queue {key.name} holds {most} messages, the most a queue holds on hopper's"
+        " JetStream store (a queue's state is one key-value entry): receive and delete"
+        " some before sending more."
+    )
 
 
 @dataclasses.dataclass
@@ -60,11 +69,13 @@ class JetStreamQueueStore:
         replicas: int = 1,
         prefix: str = "hopper",
         clock: Clock | None = None,
+        max_queue_depth: int = MAX_QUEUE_DEPTH,
     ) -> None:
         self._urls = list(urls)
         self._replicas = replicas
         self._prefix = prefix
         self._clock: Clock = clock or SystemClock()
+        self._max_depth = max_queue_depth
         self._parts: _Parts | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._wake: WakeUp | None = None
@@ -218,15 +229,14 @@ class JetStreamQueueStore:
         published = await self._p.bodies.publish(stored)
 
         async def op(model: MemoryQueueStore) -> list[SendResult]:
-            depth = len(model._queues[key].messages)
-            ceiling, sent = max_depth, messages
-            if (max_depth or MAX_QUEUE_DEPTH) >= MAX_QUEUE_DEPTH and (
-                depth + len(messages) > MAX_QUEUE_DEPTH
+            queue = model._queues[key]
+            # Only near the limit is it worth dropping what retention has expired.
+            wanted = len(messages)
+            if len(queue.messages) + wanted > self._max_depth and (
+                len(queue.live(at)) + wanted > self._max_depth
             ):
-                # The ledger's own ceiling; a message refused here is no hand-off.
-                ceiling = MAX_QUEUE_DEPTH
-                sent = [dataclasses.replace(m, lease=None) for m in messages]
-            return await model.send(key, sent, now=at, max_depth=ceiling)
+                raise OverLimit(_ledger_full(key, self._max_depth))
+            return await model.send(key, messages, now=at, max_depth=max_depth)
 
         try:
             done = await self._p.steps.run(key, op, now=at, new_bodies=published)
