@@ -25,6 +25,9 @@ log = logging.getLogger("hopper.jetstream")
 BODY_MAX_AGE_SECONDS = 15 * 24 * 3600.0
 
 
+# How long one JetStream request may take: a request to a node that just died waits this
+# long before its step answers ServiceUnavailable (and an SDK retries).
+REQUEST_TIMEOUT_SECONDS = 3.0
 # Connection attempts per server at start-up.
 START_ATTEMPTS = 3
 # How long a scan waits for the next entry before calling JetStream lost.
@@ -77,7 +80,7 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
     nc.options["max_reconnect_attempts"] = -1
     logged.started = True
     with translated():
-        js = nc.jetstream(timeout=5)
+        js = nc.jetstream(timeout=REQUEST_TIMEOUT_SECONDS)
         body_stream = f"{prefix.upper()}_BODIES"
         body_subject = f"{prefix}.bodies"
         await js.add_stream(

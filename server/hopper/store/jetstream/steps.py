@@ -11,11 +11,11 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from hopper.core import limits
 from hopper.core.clock import Clock
-from hopper.core.errors import QueueNotFound, StoreUnavailable
+from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import QueueKey, QueueRecord
 from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.bodies import Bodies
@@ -64,6 +64,25 @@ class Loaded:
     revision: int
 
 
+# Steps committed together at most: each claims up to 10 deliveries, and one write has
+# codec.TOKENS_PER_WRITE tokens to give.
+GROUP_SIZE = 6
+
+
+@dataclasses.dataclass
+class _Entry:
+    """One step waiting for its group's commit."""
+
+    op: Callable[[MemoryQueueStore], Awaitable[Any]]
+    now: float
+    others: Callable[[Loaded], Iterable[QueueKey]]
+    new_bodies: dict[str, int]
+    write: bool
+    future: asyncio.Future[Any] = dataclasses.field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
 class Steps:
     def __init__(self, res: edge.Resources, records: Records, bodies: Bodies, clock: Clock):
         self._kv = res.ledgers
@@ -71,6 +90,9 @@ class Steps:
         self._bodies = bodies
         self._clock = clock
         self.dead_lettered: Counter[QueueKey] = Counter()
+        # Group commit: the steps waiting per queue, and the task running each queue's.
+        self._waiting: dict[QueueKey, list[_Entry]] = {}
+        self._leaders: dict[QueueKey, asyncio.Task[None]] = {}
 
     async def load(self, key: QueueKey) -> Loaded | None:
         found = await self._records.find(key)
@@ -94,31 +116,90 @@ class Steps:
     ) -> Done[T]:
         """Run `op` on the model holding `key`'s queue (and the queues `others` names,
         read after it) and write every changed ledger back, atomically per ledger;
-        retried from a fresh read when another process changed one in between."""
+        retried from a fresh read when another process changed one in between.
+
+        Steps of one queue that arrive while one is under way are run together, one
+        after the other on one model, and committed by one write (a group commit): this
+        process never races itself for a ledger, and a busy queue pays one round of
+        reads and writes for many operations."""
+        entry: _Entry = _Entry(op, now, others, dict(new_bodies or {}), write)
+        if not write:
+            await self._run_group(key, [entry])
+        else:
+            self._waiting.setdefault(key, []).append(entry)
+            if key not in self._leaders:
+                # A task of its own, so a caller that gives up (a long poll whose client
+                # left) cancels only its own wait, never the group it is part of.
+                self._leaders[key] = asyncio.create_task(self._lead(key))
+        done: Done[T] = await entry.future
+        return done
+
+    def close(self) -> None:
+        """Stop running steps (the store is closing; their callers hear CancelledError)."""
+        for task in list(self._leaders.values()):
+            task.cancel()
+
+    async def _lead(self, key: QueueKey) -> None:
+        try:
+            while self._waiting.get(key):
+                group = self._waiting.pop(key)
+                for start in range(0, len(group), GROUP_SIZE):
+                    await self._run_group(key, group[start : start + GROUP_SIZE])
+        finally:
+            del self._leaders[key]
+
+    async def _run_group(self, key: QueueKey, group: list[_Entry]) -> None:
+        """Run the group's steps in order on one model and commit them together; each
+        entry's future gets its own result or error."""
+        try:
+            await self._attempt_group(key, group)
+        except Exception as error:  # the store's own failure: every entry hears it
+            for entry in group:
+                if not entry.future.done():
+                    entry.future.set_exception(error)
+        except BaseException:  # cancelled (the store is closing): nobody is left to answer
+            for entry in group:
+                entry.future.cancel()
+            raise
+
+    async def _attempt_group(self, key: QueueKey, group: list[_Entry]) -> None:
+        new_bodies = {mid: seq for entry in group for mid, seq in entry.new_bodies.items()}
+        now = max(entry.now for entry in group)
         for round_ in range(MAX_ROUNDS):
             main = await self.load(key)
             if main is None:
                 raise QueueNotFound(key)
             loaded = {key: main}
-            for other in others(main):
-                if other not in loaded:
-                    extra = await self.load(other)
-                    if extra is not None:
-                        loaded[other] = extra
+            for entry in group:
+                for other in entry.others(main):
+                    if other not in loaded:
+                        extra = await self.load(other)
+                        if extra is not None:
+                            loaded[other] = extra
             model = self._model(loaded)
-            result = await op(model)
-            bodies = dict(new_bodies or {})
+            outcomes: list[tuple[bool, Any]] = []
+            for entry in group:
+                try:
+                    outcomes.append((True, await entry.op(model)))
+                except QueueError as error:  # this step's answer (the model changed nothing)
+                    outcomes.append((False, error))
+            bodies = dict(new_bodies)
             for one in loaded.values():
                 bodies.update(one.ledger.bodies)
-            if not write:
-                return Done(result, bodies)
-            try:
-                revision = await self._commit(key, loaded, new_bodies or {}, now)
-            except edge.Conflict:
-                await asyncio.sleep(random.uniform(0, 0.002 * min(round_, 10)))
-                continue
-            self.dead_lettered.update(model._dead_lettered)
-            return Done(result, bodies, revision)
+            revision = None
+            if all(entry.write for entry in group):
+                try:
+                    revision = await self._commit(key, loaded, new_bodies, now)
+                except edge.Conflict:
+                    await asyncio.sleep(random.uniform(0, 0.002 * min(round_, 10)))
+                    continue
+                self.dead_lettered.update(model._dead_lettered)
+            for entry, (ok, value) in zip(group, outcomes, strict=True):
+                if ok:
+                    entry.future.set_result(Done(value, bodies, revision))
+                else:
+                    entry.future.set_exception(value)
+            return
         raise StoreUnavailable("JetStream: too much contention on a queue's ledger")
 
     def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:

@@ -87,6 +87,10 @@ class JetStreamQueueStore:
     def _p(self) -> _Parts:
         if self._parts is None:
             raise StoreUnavailable("the store is not started")
+        if not self._parts.res.nc.is_connected:
+            # Fail fast while the client reconnects, rather than after a request timeout:
+            # SDKs retry a ServiceUnavailable.
+            raise StoreUnavailable("JetStream connection lost; reconnecting")
         return self._parts
 
     # --- life cycle -----------------------------------------------------------------
@@ -115,6 +119,7 @@ class JetStreamQueueStore:
             self._watch_task = None
         parts, self._parts = self._parts, None
         if parts is not None:
+            parts.steps.close()
             try:
                 await parts.res.nc.close()
             except Exception as error:  # closing a lost connection may fail; it is gone
