@@ -57,12 +57,13 @@ class Resources:
     ledgers: Bucket  # one ledger per queue incarnation
     body_stream: str
     body_subject: str
+    log: ConnectionLog
 
 
 async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resources:
     """Connect and create (or find) the stream and buckets. Raises StoreUnavailable when
     JetStream cannot be reached or refuses."""
-    logged = _Log()
+    logged = ConnectionLog()
     try:
         nc = await nats.connect(
             servers=list(urls),
@@ -94,7 +95,7 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
         )
         queues = await _bucket(js, f"{prefix}_queues", replicas)
         ledgers = await _bucket(js, f"{prefix}_ledgers", replicas)
-    return Resources(nc, js, queues, ledgers, body_stream, body_subject)
+    return Resources(nc, js, queues, ledgers, body_stream, body_subject, logged)
 
 
 async def _bucket(js: JetStreamContext, name: str, replicas: int) -> Bucket:
@@ -109,8 +110,9 @@ async def _bucket(js: JetStreamContext, name: str, replicas: int) -> Bucket:
     return Bucket(kv, js, name)
 
 
-class _Log:
-    """The connection's callbacks: quiet until the store has started."""
+class ConnectionLog:
+    """The connection's callbacks: quiet until the store has started, and once it is
+    closing."""
 
     started = False
 

@@ -120,6 +120,7 @@ class JetStreamQueueStore:
         parts, self._parts = self._parts, None
         if parts is not None:
             parts.steps.close()
+            parts.res.log.started = False
             try:
                 await parts.res.nc.close()
             except Exception as error:  # closing a lost connection may fail; it is gone
