@@ -141,7 +141,6 @@ def decode_ledger(data: bytes | None, record: QueueRecord, revision: int) -> Led
     bodies = {}
     for entry in raw["messages"]:
         message, body_seq = _decode_message(entry)
-        message.token = token(message.token, revision)
         queue.messages[message.stored.id] = message
         bodies[message.stored.id] = body_seq
     queue.sent_ids = {
@@ -153,10 +152,27 @@ def decode_ledger(data: bytes | None, record: QueueRecord, revision: int) -> Led
     queue.last_sequence = raw["last_sequence"]
     queue.last_purged_at = raw["last_purged_at"]
     queue.attempts = {
-        a: _Attempt(made_at, [(mid, token(t, revision), at) for mid, t, at in entries])
+        a: _Attempt(made_at, [tuple(entry) for entry in entries])
         for a, (made_at, entries) in raw["attempts"].items()
     }
-    return Ledger(queue, bodies)
+    ledger = Ledger(queue, bodies)
+    resolve(ledger, revision)
+    return ledger
+
+
+def resolve(ledger: Ledger, revision: int) -> bool:
+    """Turn the pending tokens of the write that got `revision` into tokens; whether
+    there were any."""
+    found = False
+    for message in ledger.queue.messages.values():
+        if message.token < 0:
+            message.token = token(message.token, revision)
+            found = True
+    for attempt in ledger.queue.attempts.values():
+        if any(t < 0 for _, t, _ in attempt.entries):
+            attempt.entries = [(mid, token(t, revision), at) for mid, t, at in attempt.entries]
+            found = True
+    return found
 
 
 def _encode_message(m: _Message, body_seq: int) -> list[Any]:

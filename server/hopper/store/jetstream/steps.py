@@ -91,18 +91,35 @@ class Steps:
         self._clock = clock
         self.dead_lettered: Counter[QueueKey] = Counter()
         # Group commit: the steps waiting per queue, and the task running each queue's.
+        # incarnation -> its ledger as this process last committed it (see `load`)
+        self._decoded: dict[str, Loaded] = {}
         self._waiting: dict[QueueKey, list[_Entry]] = {}
         self._leaders: dict[QueueKey, asyncio.Task[None]] = {}
 
-    async def load(self, key: QueueKey) -> Loaded | None:
+    async def load(self, key: QueueKey, *, take: bool = True) -> Loaded | None:
+        """The queue's record and ledger, or None. With `take` False (a step that
+        writes nothing) a ledger this process holds decoded is shared, not taken."""
         found = await self._records.find(key)
         if found is None:
             return None
         record, incarnation, _ = found
-        raw, revision = await edge.get(self._kv, incarnation)
-        data = codec.unpack(raw)
+        packed, revision = await edge.get(self._kv, incarnation)
+        # The ledger as this process last wrote it, when nobody wrote since: no decode.
+        cached = (self._decoded.pop if take else self._decoded.get)(incarnation, None)
+        if cached is not None and cached.revision == revision:
+            cached.ledger.queue.record = record  # its config may have changed alone
+            return dataclasses.replace(cached, record=record)
+        data = codec.unpack(packed)
         ledger = codec.decode_ledger(data, record, revision)
         return Loaded(record, incarnation, ledger, data, revision)
+
+    def _keep(self, one: Loaded, revision: int, data: bytes | None, now: float) -> None:
+        """Remember a ledger as written at `revision` (its tokens resolved), for the
+        next step of this process on it."""
+        ledger = one.ledger
+        if codec.resolve(ledger, revision):
+            data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
+        self._decoded[one.incarnation] = Loaded(one.record, one.incarnation, ledger, data, revision)
 
     async def run(
         self,
@@ -166,14 +183,15 @@ class Steps:
         new_bodies = {mid: seq for entry in group for mid, seq in entry.new_bodies.items()}
         now = max(entry.now for entry in group)
         for round_ in range(MAX_ROUNDS):
-            main = await self.load(key)
+            writes = all(entry.write for entry in group)
+            main = await self.load(key, take=writes)
             if main is None:
                 raise QueueNotFound(key)
             loaded = {key: main}
             for entry in group:
                 for other in entry.others(main):
                     if other not in loaded:
-                        extra = await self.load(other)
+                        extra = await self.load(other, take=writes)
                         if extra is not None:
                             loaded[other] = extra
             model = self._model(loaded)
@@ -187,7 +205,7 @@ class Steps:
             for one in loaded.values():
                 bodies.update(one.ledger.bodies)
             revision = None
-            if all(entry.write for entry in group):
+            if writes:
                 try:
                     revision = await self._commit(key, loaded, new_bodies, now)
                 except edge.Conflict:
@@ -241,6 +259,11 @@ class Steps:
         except edge.Conflict:
             await self._undo(written)
             raise
+        for (_, one, data), (_, revision) in zip(writes, written, strict=True):
+            self._keep(one, revision, data, now)
+        for one in loaded.values():
+            if all(one is not w for _, w, _ in writes):
+                self._keep(one, one.revision, one.raw, now)
         after = {seq for one in loaded.values() for seq in one.ledger.bodies.values()}
         if writes:
             await self._bodies.drop(before - after)
