@@ -15,7 +15,7 @@ import nats
 
 from hopper.core.clock import Clock
 from hopper.core.model import QueueKey
-from hopper.store.base import QueueStore
+from hopper.core.store import QueueStore
 from hopper.store.jetstream import JetStreamQueueStore
 
 from .servers import one_node

@@ -27,7 +27,7 @@ from hopper.core.model import (
     StoredMessage,
     VisibilityChange,
 )
-from hopper.store.base import WakeUp
+from hopper.core.store import WakeUp
 from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import Records
