@@ -15,12 +15,24 @@ from hopper.store.jetstream import codec, edge
 MAX_ROUNDS = 64
 
 
+def _segment(text: str) -> str:
+    """`text` as one key token: a bucket key allows [-/_=.a-zA-Z0-9] and a dot splits
+    tokens, so anything else (a region-scoped account's qualifier, a name's `.fifo`) is
+    written =XX, per UTF-8 byte."""
+    return "".join(
+        chr(byte)
+        if chr(byte).isascii() and (chr(byte).isalnum() or chr(byte) in "-_")
+        else f"={byte:02x}"
+        for byte in text.encode()
+    )
+
+
 def _record_key(key: QueueKey) -> str:
-    return f"q.{key.account}.{key.name}"
+    return f"q.{_segment(key.account)}.{_segment(key.name)}"
 
 
 def _deleted_key(key: QueueKey) -> str:
-    return f"d.{key.account}.{key.name}"
+    return f"d.{_segment(key.account)}.{_segment(key.name)}"
 
 
 class Records:
@@ -57,7 +69,7 @@ class Records:
 
     async def scan(self, account: str | None = None) -> list[QueueRecord]:
         """Every record, or those of `account`."""
-        pattern = "q.>" if account is None else f"q.{account}.>"
+        pattern = "q.>" if account is None else f"q.{_segment(account)}.>"
         return [codec.decode_record(value)[0] for _, value in await edge.scan(self._kv, pattern)]
 
     async def change(
