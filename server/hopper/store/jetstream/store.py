@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hopper.core.clock import Clock, SystemClock
-from hopper.core.errors import OverLimit, QueueNotFound, StoreUnavailable
+from hopper.core.errors import OverLimit, QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
     MoveTask,
@@ -247,9 +247,12 @@ class JetStreamQueueStore:
         try:
             done = await self._p.steps.run(key, op, now=at, new_bodies=published)
             results = done.result
-        except BaseException:
+        except QueueError:
+            # Refused for certain (no such queue, full): the bodies are nobody's.
             await self._p.bodies.drop(published.values())
             raise
+        # Any other failure may have come after the commit: the bodies stay (an orphan
+        # costs space until the stream's max age; a message without its body is lost).
         unused = [
             published[m.id]
             for m, r in zip(messages, results, strict=True)
