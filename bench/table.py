@@ -18,7 +18,7 @@ class Row:
     values: dict[str, float]
 
 
-TARGETS = ("hopper-memory", "hopper-postgres", "moto")
+TARGETS = ("hopper-memory", "hopper-postgres", "hopper-jetstream", "moto")
 
 
 def render(rows: list[Row], notes: list[str]) -> str:

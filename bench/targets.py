@@ -1,11 +1,14 @@
 """The servers under test, each in its own process on 127.0.0.1: hopper in memory,
-hopper on PostgreSQL (a fresh schema, dropped afterwards) and moto."""
+hopper on PostgreSQL (a fresh schema, dropped afterwards), hopper on a single-node
+JetStream of its own (a nats-server on a free port and a temporary directory, removed
+afterwards) and moto."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -53,20 +56,25 @@ def running_targets(names: list[str]) -> Iterator[list[Target]]:
     (and drop the Postgres schema, whatever happened)."""
     schema = f"bench_{secrets.token_hex(4)}"
     targets: list[Target] = []
+    nats: list[tuple[subprocess.Popen[bytes], str]] = []  # node, store directory
     try:
         for name in names:
-            targets.append(_start(name, schema))
+            targets.append(_start(name, schema, nats))
         for target in targets:
             _await_ready(target)
         yield targets
     finally:
         for target in targets:
             _stop(target)
+        for process, directory in nats:
+            process.terminate()
+            process.wait(timeout=10)
+            shutil.rmtree(directory, ignore_errors=True)
         if "hopper-postgres" in names:
             asyncio.run(_drop_schema(schema))
 
 
-def _start(name: str, schema: str) -> Target:
+def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str]]) -> Target:
     port = _free_port()
     hopper = [
         sys.executable,
@@ -87,11 +95,37 @@ def _start(name: str, schema: str) -> Target:
         "hopper-postgres": [*hopper, "--database-url", DATABASE_URL, "--database-schema", schema],
         "moto": [sys.executable, str(ROOT / "bench" / "moto_server.py"), str(port)],
     }
+    if name == "hopper-jetstream":
+        commands[name] = [*hopper, "--nats-url", _nats_server(nats)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     # A file, not a pipe: a server that logs a lot must never block on a full pipe.
     log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _stop with the process
     process = subprocess.Popen(commands[name], env=env, stdout=log, stderr=subprocess.STDOUT)
     return Target(name, port, process, log)
+
+
+def _nats_server(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:
+    """A single JetStream node in a temporary directory; its URL once it listens."""
+    port = _free_port()
+    store = tempfile.mkdtemp(prefix="hopper-bench-nats-")
+    config = Path(store) / "nats.conf"
+    config.write_text(
+        f'listen: {HOST}:{port}\nmax_payload: 8388608\njetstream {{ store_dir: "{store}" }}\n'
+    )
+    process = subprocess.Popen(
+        [shutil.which("nats-server") or "/usr/sbin/nats-server", "-c", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append((process, store))
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((HOST, port), timeout=0.5).close()
+            return f"nats://{HOST}:{port}"
+        except OSError:
+            time.sleep(0.05)  # a polling start-up check, as for the servers below
+    raise RuntimeError("nats-server did not listen in time")
 
 
 def _free_port() -> int:

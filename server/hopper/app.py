@@ -20,9 +20,10 @@ from hopper.settings import Settings, load
 
 def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> AsgiApp:
     """The ASGI app for `settings`: the in-memory store unless `database_url` is set,
-    then PostgreSQL (migrated at start-up). `actions` replaces the SQS action table
-    (tests only). The store opens in the app's lifespan and closes with it; the queues
-    declared in `settings.config` are created or updated as it opens. Raises
+    then PostgreSQL (migrated at start-up), or `nats_url`, then JetStream. `actions`
+    replaces the SQS action table (tests only). The store opens in the app's lifespan and
+    closes with it; the queues declared in `settings.config` are created or updated as it
+    opens. Raises
     SettingsError for unusable credentials or declarations."""
     if actions is None:
         from hopper.wire.actions import ACTIONS
@@ -70,6 +71,12 @@ def create_app_from_environment() -> AsgiApp:
 
 
 def make_store(settings: Settings) -> QueueStore:
+    if settings.nats_url is not None:
+        # Imported only here, so the other stores never need nats-py loaded.
+        from hopper.store.jetstream import JetStreamQueueStore
+
+        urls = [url.strip() for url in settings.nats_url.split(",") if url.strip()]
+        return JetStreamQueueStore(urls, replicas=settings.nats_replicas)
     if settings.database_url is None:
         from hopper.store.memory import MemoryQueueStore
 

@@ -98,6 +98,14 @@ def _parser() -> argparse.ArgumentParser:
         help="answer 503 to connections beyond N open at once, per process (default: the"
         " open-files limit less 100)",
     )
+    serve.add_argument(
+        "--nats-url", metavar="URLS",
+        help="the JetStream store: nats://host:4222[,nats://host2:4222,...]",
+    )
+    serve.add_argument(
+        "--nats-replicas", type=int, metavar="N",
+        help="replicas of every JetStream stream and bucket hopper creates (default 1)",
+    )
     for command in (serve, commands.add_parser("migrate", help="migrate the database schema")):
         command.add_argument("--database-url")
         command.add_argument("--database-schema")
@@ -149,6 +157,17 @@ def _serve(settings: Settings) -> int:
         log.info(
             "hopper: PostgreSQL store at %s schema %s, schema version %s",
             where, settings.database_schema, schema_version(),
+        )
+    elif settings.nats_url is not None:
+        # Checked before uvicorn starts, so an unreachable JetStream is one clear line.
+        problem = _jetstream_problem(settings)
+        if problem is not None:
+            where = settings.nats_url
+            print(f"hopper: cannot use JetStream at {where}: {problem}", file=sys.stderr)
+            return EXIT_UNUSABLE
+        log.info(
+            "hopper: JetStream store at %s, %d replica(s)",
+            settings.nats_url, settings.nats_replicas,
         )
     else:
         log.info("hopper: in-memory store (messages are lost on exit)")
@@ -232,15 +251,35 @@ def _rate_text(settings: Settings) -> str:
     return f", rate limit {settings.rate_limit} requests/s per {caller}"
 
 
+def _jetstream_problem(settings: Settings) -> str | None:
+    """Why JetStream cannot be used (unreachable, refusing the stream or buckets), or None."""
+    from hopper.app import make_store
+    from hopper.core.errors import StoreUnavailable
+
+    async def probe() -> None:
+        store = make_store(settings)
+        try:
+            await store.start(lambda key, count: None)
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(probe())
+    except StoreUnavailable as error:
+        return str(error)
+    return None
+
+
 def _workers_refusal(settings: Settings) -> str | None:
     """Why `settings.workers` cannot be served, or None when it can."""
     if settings.workers < 1:
         return f"--workers must be at least 1, not {settings.workers}"
-    if settings.workers > 1 and settings.database_url is None:
+    if settings.workers > 1 and settings.database_url is None and settings.nats_url is None:
         # Each process would hold queues of its own: one queue service would look like
         # N inconsistent ones, each answering a random share of the requests.
         return (
-            f"--workers {settings.workers} needs --database-url (or HOPPER_DATABASE_URL):"
+            f"--workers {settings.workers} needs --database-url (or HOPPER_DATABASE_URL)"
+            " or --nats-url:"
             " the in-memory store lives inside one process and cannot be shared"
         )
     return None

@@ -19,6 +19,9 @@ class Settings:
     region: str = "us-east-1"
     database_url: str | None = None  # None: the in-memory store
     database_schema: str = "hopper"
+    # Comma-separated nats:// URLs of a JetStream cluster: the JetStream store.
+    nats_url: str | None = None
+    nats_replicas: int = 1  # replication of every stream and bucket hopper creates
     # boto3 escapes non-ASCII as \uXXXX, so a 1 MiB message can take ~6 MiB of JSON.
     max_body_bytes: int = 8 * 1024 * 1024
     relaxed_timing: bool = False  # drop AWS's 60-second rules (for test suites)
@@ -71,6 +74,12 @@ class Settings:
             raise SettingsError(
                 f"--receipts must be one of {', '.join(RECEIPT_MODES)}, not {self.receipts!r}"
             )
+        if self.nats_url is not None and self.database_url is not None:
+            raise SettingsError("choose one store: --database-url or --nats-url, not both")
+        if not 1 <= self.nats_replicas <= MAX_NATS_REPLICAS:
+            raise SettingsError(
+                f"--nats-replicas must be 1 to {MAX_NATS_REPLICAS}, not {self.nats_replicas}"
+            )
         if self.rate_limit is not None and self.rate_limit < 1:
             raise SettingsError(
                 f"the rate limit must be at least 1 request per second, not {self.rate_limit}"
@@ -83,6 +92,9 @@ class SettingsError(ValueError):
 
 AUTH_MODES = ("off", "sigv4")
 LOG_FORMATS = ("text", "json")
+
+# JetStream replicates a stream on at most five servers.
+MAX_NATS_REPLICAS = 5
 
 # A floor can be at most SQS's longest visibility timeout (12 hours).
 MAX_VISIBILITY_FLOOR = 43_200

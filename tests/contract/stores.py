@@ -16,6 +16,7 @@ from hopper.core.clock import Clock
 from hopper.core.model import QueueKey
 from hopper.core.store import QueueStore
 from hopper.store.memory import MemoryQueueStore
+from jetstream.stores import jetstream_store
 from postgres.stores import postgres_store
 
 StoreFactory = Callable[[Clock], AbstractAsyncContextManager[QueueStore]]
@@ -38,4 +39,5 @@ async def memory_store(clock: Clock) -> AsyncIterator[QueueStore]:
 STORES: list[Any] = [
     pytest.param(memory_store, id="memory"),
     pytest.param(postgres_store, id="postgres"),
+    pytest.param(jetstream_store, id="jetstream"),
 ]

@@ -12,14 +12,16 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from jetstream.servers import one_node
 from postgres.databases import drop, dsn_for, empty_database
 
 from .processes import start_hopper
 
 # The live-server tests run once per store. Postgres gets an empty database of its own
 # that the server migrates at start-up, under a schema other than the default, so the
-# session also proves `--database-schema` end to end.
-STORES = ["memory", "postgres"]
+# session also proves `--database-schema` end to end. JetStream runs on the session's
+# own nats-server.
+STORES = ["memory", "postgres", "jetstream"]
 SERVER_SCHEMA = "hopper_live"
 
 
@@ -28,6 +30,10 @@ def store_options(store: str) -> Iterator[list[str]]:
     """The `hopper serve` options that put the server on `store`."""
     if store == "memory":
         yield []
+        return
+    if store == "jetstream":
+        # The session's node; the server's streams and buckets go with it at exit.
+        yield ["--nats-url", one_node().url]
         return
     database = asyncio.run(empty_database())
     try:

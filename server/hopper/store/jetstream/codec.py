@@ -1,0 +1,283 @@
+"""The JetStream store's values: a queue's ledger, its record, a message's body, move tasks.
+
+A ledger is one queue's per-message state (leases, tokens, receive counts, deduplication
+keys, receive attempts) as the reference model (`store/memory.py`) holds it, encoded as
+compressed JSON so that one key-value entry holds it. Bodies are not in the ledger: they
+live in a stream and the ledger names each message's body by stream sequence. Loading a
+ledger gives the model placeholder messages (no body, no attributes); `Bodies` fills the
+real ones in for what leaves the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from hopper.core.model import (
+    DeadLetterRule,
+    MessageAttribute,
+    MoveTask,
+    MoveTaskStatus,
+    QueueConfig,
+    QueueKey,
+    QueueRecord,
+    SendResult,
+    StoredMessage,
+)
+from hopper.store.memory import _NO_ATTRIBUTES, _Attempt, _Message, _Queue
+
+# A write claims at most this many deliveries (a receive takes 10 at most).
+TOKENS_PER_WRITE = 64
+
+
+@dataclasses.dataclass
+class Ledger:
+    """A queue as the model holds it, plus what only the JetStream store keeps: the body
+    sequence of each message."""
+
+    queue: _Queue
+    bodies: dict[str, int]
+
+
+def token(pending: int, revision: int) -> int:
+    """The fencing token of a delivery claimed by the ledger write of `revision`.
+
+    A write cannot know its own revision, so it stores the deliveries it makes as pending
+    tokens -1, -2, ...; the revision the bucket gave that write (a bucket-wide, strictly
+    increasing sequence issued by JetStream) turns them into tokens. Every later write
+    first read the ledger at exactly that revision (compare-and-set), so it resolves
+    them before anything else. Tokens thus increase store-wide, in commit order."""
+    return pending if pending >= 0 else revision * TOKENS_PER_WRITE + (-pending - 1)
+
+
+# --- queue records ------------------------------------------------------------------
+
+
+def encode_record(record: QueueRecord, incarnation: str) -> bytes:
+    config = record.config
+    rule = config.dead_letter
+    return orjson.dumps(
+        {
+            "incarnation": incarnation,
+            "account": record.key.account,
+            "name": record.key.name,
+            "created_at": record.created_at,
+            "last_modified_at": record.last_modified_at,
+            "tags": dict(record.tags),
+            "config": {
+                **{f.name: getattr(config, f.name) for f in dataclasses.fields(config)},
+                "extra": dict(config.extra),
+                "dead_letter": None
+                if rule is None
+                else [rule.target.account, rule.target.name, rule.max_receive_count],
+            },
+        }
+    )
+
+
+def decode_record(data: bytes) -> tuple[QueueRecord, str]:
+    raw = orjson.loads(data)
+    config: dict[str, Any] = dict(raw["config"])
+    rule = config.pop("dead_letter")
+    dead_letter = None if rule is None else DeadLetterRule(QueueKey(rule[0], rule[1]), rule[2])
+    record = QueueRecord(
+        key=QueueKey(raw["account"], raw["name"]),
+        config=QueueConfig(**config, dead_letter=dead_letter),
+        created_at=raw["created_at"],
+        last_modified_at=raw["last_modified_at"],
+        tags=raw["tags"],
+    )
+    return record, raw["incarnation"]
+
+
+# --- ledgers --------------------------------------------------------------------------
+
+
+def encode_ledger(ledger: Ledger, *, window: float, now: float) -> bytes:
+    """The ledger as JSON (`pack` compresses it for the bucket): a write is skipped when
+    this equals what was loaded."""
+    queue = ledger.queue
+    messages = [_encode_message(m, ledger.bodies[mid]) for mid, m in queue.messages.items()]
+    # FIFO deduplication entries outlive their window only until the next write.
+    sent_ids = {
+        key: [at, result.message_id, result.sequence_number]
+        for key, (at, result) in queue.sent_ids.items()
+        if now - at < window
+    }
+    attempts = {a: [t.made_at, t.entries] for a, t in queue.attempts.items()}
+    return orjson.dumps(
+        {
+            "messages": messages,
+            "sent_ids": sent_ids,
+            "live_keys": queue.live_keys,
+            "grouped": queue.grouped,
+            "last_sequence": queue.last_sequence,
+            "last_purged_at": queue.last_purged_at,
+            "attempts": attempts,
+        }
+    )
+
+
+def pack(data: bytes) -> bytes:
+    return zlib.compress(data, 1)
+
+
+def unpack(data: bytes | None) -> bytes | None:
+    return zlib.decompress(data) if data else None
+
+
+def decode_ledger(data: bytes | None, record: QueueRecord, revision: int) -> Ledger:
+    """A ledger from its JSON read at `revision` (None: a queue nothing was written to
+    yet), pending tokens resolved."""
+    queue = _Queue(record)
+    if not data:
+        return Ledger(queue, {})
+    raw = orjson.loads(data)
+    bodies = {}
+    for entry in raw["messages"]:
+        message, body_seq = _decode_message(entry)
+        queue.messages[message.stored.id] = message
+        bodies[message.stored.id] = body_seq
+    queue.sent_ids = {
+        key: (at, SendResult(mid, sequence_number=seq))
+        for key, (at, mid, seq) in raw["sent_ids"].items()
+    }
+    queue.live_keys = raw["live_keys"]
+    queue.grouped = raw["grouped"]
+    queue.last_sequence = raw["last_sequence"]
+    queue.last_purged_at = raw["last_purged_at"]
+    queue.attempts = {
+        a: _Attempt(made_at, [tuple(entry) for entry in entries])
+        for a, (made_at, entries) in raw["attempts"].items()
+    }
+    ledger = Ledger(queue, bodies)
+    resolve(ledger, revision)
+    return ledger
+
+
+def resolve(ledger: Ledger, revision: int) -> bool:
+    """Turn the pending tokens of the write that got `revision` into tokens; whether
+    there were any."""
+    found = False
+    for message in ledger.queue.messages.values():
+        if message.token < 0:
+            message.token = token(message.token, revision)
+            found = True
+    for attempt in ledger.queue.attempts.values():
+        if any(t < 0 for _, t, _ in attempt.entries):
+            attempt.entries = [(mid, token(t, revision), at) for mid, t, at in attempt.entries]
+            found = True
+    return found
+
+
+def _encode_message(m: _Message, body_seq: int) -> list[Any]:
+    s = m.stored
+    source = s.dead_letter_source
+    return [
+        s.id,
+        body_seq,
+        s.sent_at,
+        s.group_id,
+        s.deduplication_id,
+        s.sequence_number,
+        None if source is None else [source.account, source.name],
+        m.visible_at,
+        m.token,
+        m.receive_count,
+        m.carried_receive_count,
+        m.first_received_at,
+        m.live_key,
+        m.received_at,
+    ]
+
+
+def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
+    (mid, body_seq, sent_at, group, dedup, sequence, source) = entry[:7]
+    (visible_at, token, count, carried, first, live_key, received_at) = entry[7:]
+    stored = StoredMessage(
+        id=mid,
+        body="",
+        attributes=_NO_ATTRIBUTES,
+        trace_header=None,
+        sent_at=sent_at,
+        group_id=group,
+        deduplication_id=dedup,
+        sequence_number=sequence,
+        dead_letter_source=None if source is None else QueueKey(source[0], source[1]),
+    )
+    message = _Message(
+        stored,
+        visible_at=visible_at,
+        token=token,
+        receive_count=count,
+        carried_receive_count=carried,
+        first_received_at=first,
+        live_key=live_key,
+        received_at=received_at,
+    )
+    return message, body_seq
+
+
+# --- bodies ---------------------------------------------------------------------------
+
+
+def encode_body(stored: StoredMessage) -> bytes:
+    attributes = {
+        name: [
+            a.data_type,
+            a.string_value,
+            None if a.binary_value is None else base64.b64encode(a.binary_value).decode(),
+        ]
+        for name, a in stored.attributes.items()
+    }
+    return orjson.dumps(
+        {"body": stored.body, "attributes": attributes, "trace": stored.trace_header}
+    )
+
+
+def decode_body(data: bytes) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
+    raw = orjson.loads(data)
+    attributes = {
+        name: MessageAttribute(
+            data_type, text, None if binary is None else base64.b64decode(binary)
+        )
+        for name, (data_type, text, binary) in raw["attributes"].items()
+    }
+    return raw["body"], attributes or _NO_ATTRIBUTES, raw["trace"]
+
+
+# --- move tasks -------------------------------------------------------------------------
+
+
+def encode_tasks(tasks: Mapping[str, MoveTask]) -> bytes:
+    return orjson.dumps([_task_fields(t) for t in tasks.values()])
+
+
+def _task_fields(task: MoveTask) -> dict[str, Any]:
+    fields = {f.name: getattr(task, f.name) for f in dataclasses.fields(task)}
+    fields["source"] = [task.source.account, task.source.name]
+    destination = task.destination
+    fields["destination"] = None if destination is None else [destination.account, destination.name]
+    fields["status"] = task.status.value
+    return fields
+
+
+def decode_tasks(data: bytes | None) -> dict[str, MoveTask]:
+    tasks = {}
+    for raw in orjson.loads(data) if data else []:
+        destination = raw.pop("destination")
+        task = MoveTask(
+            **{
+                **raw,
+                "source": QueueKey(*raw["source"]),
+                "destination": None if destination is None else QueueKey(*destination),
+                "status": MoveTaskStatus(raw["status"]),
+            }
+        )
+        tasks[task.id] = task
+    return tasks

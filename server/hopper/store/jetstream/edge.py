@@ -1,0 +1,199 @@
+"""The JetStream store's edge: the connection, the stream and buckets it needs, and the
+one place nats-py's exceptions become hopper's `StoreUnavailable`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType, StreamConfig
+from nats.js.kv import KeyValue
+
+from hopper.core.errors import StoreUnavailable
+
+log = logging.getLogger("hopper.jetstream")
+
+# Bodies outlive the longest retention (14 days): a body is deleted with its message; this
+# only bounds bodies orphaned by a process that died between publishing and committing.
+BODY_MAX_AGE_SECONDS = 15 * 24 * 3600.0
+
+
+# How long one JetStream request may take: a request to a node that just died waits this
+# long before its step answers ServiceUnavailable (and an SDK retries).
+REQUEST_TIMEOUT_SECONDS = 3.0
+# Connection attempts per server at start-up.
+START_ATTEMPTS = 3
+# How long a scan waits for the next entry before calling JetStream lost.
+SCAN_TIMEOUT_SECONDS = 5.0
+
+
+class Conflict(Exception):
+    """A compare-and-set lost: the entry changed since it was read."""
+
+
+@dataclass
+class Bucket:
+    """A key-value bucket, with what writing to it by hand needs."""
+
+    kv: KeyValue
+    js: JetStreamContext
+    name: str
+
+
+@dataclass
+class Resources:
+    """What one store prefix owns in JetStream."""
+
+    nc: Client
+    js: JetStreamContext
+    queues: Bucket  # queue records, deletion times, move tasks
+    ledgers: Bucket  # one ledger per queue incarnation
+    body_stream: str
+    body_subject: str
+    log: ConnectionLog
+
+
+async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resources:
+    """Connect and create (or find) the stream and buckets. Raises StoreUnavailable when
+    JetStream cannot be reached or refuses."""
+    logged = ConnectionLog()
+    try:
+        nc = await nats.connect(
+            servers=list(urls),
+            connect_timeout=2,
+            # At start-up: a few tries per server, then a clear failure.
+            max_reconnect_attempts=START_ATTEMPTS,
+            reconnect_time_wait=0.25,
+            # Failures at start-up are the one line the caller writes; later ones are logged.
+            error_cb=logged.error,
+            disconnected_cb=logged.disconnected,
+        )
+    except (TimeoutError, nats.errors.Error, OSError) as error:
+        raise StoreUnavailable(f"unreachable ({type(error).__name__}: {error})") from error
+    # Once running, never give up: requests answer ServiceUnavailable until it is back.
+    nc.options["max_reconnect_attempts"] = -1
+    logged.started = True
+    with translated():
+        js = nc.jetstream(timeout=REQUEST_TIMEOUT_SECONDS)
+        body_stream = f"{prefix.upper()}_BODIES"
+        body_subject = f"{prefix}.bodies"
+        await js.add_stream(
+            StreamConfig(
+                name=body_stream,
+                subjects=[body_subject],
+                storage=StorageType.FILE,
+                num_replicas=replicas,
+                max_age=BODY_MAX_AGE_SECONDS,
+            )
+        )
+        queues = await _bucket(js, f"{prefix}_queues", replicas)
+        ledgers = await _bucket(js, f"{prefix}_ledgers", replicas)
+    return Resources(nc, js, queues, ledgers, body_stream, body_subject, logged)
+
+
+async def _bucket(js: JetStreamContext, name: str, replicas: int) -> Bucket:
+    # history=1: a value's revision is all compare-and-set needs. No direct gets: a
+    # follower may answer those from behind, and a decision that writes nothing (a
+    # receipt found gone, an empty receive) must not rest on an old ledger.
+    kv = await js.create_key_value(
+        KeyValueConfig(
+            bucket=name, history=1, replicas=replicas, storage=StorageType.FILE, direct=False
+        )
+    )
+    return Bucket(kv, js, name)
+
+
+class ConnectionLog:
+    """The connection's callbacks: quiet until the store has started, and once it is
+    closing."""
+
+    started = False
+
+    async def error(self, error: Exception) -> None:
+        if self.started:
+            log.warning("hopper: JetStream connection: %s", error)
+
+    async def disconnected(self) -> None:
+        if self.started:
+            log.warning("hopper: JetStream disconnected; reconnecting")
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """No nats-py exception leaves the store: a lost compare-and-set is a Conflict, every
+    other failure a StoreUnavailable (retryable by SDKs)."""
+    try:
+        yield
+    except nats.js.errors.KeyWrongLastSequenceError as error:
+        raise Conflict() from error
+    except nats.js.errors.APIError as error:
+        if error.err_code in (10071, 10164):  # wrong last sequence (a CAS on a key)
+            raise Conflict() from error
+        raise StoreUnavailable(f"JetStream: {error}") from error
+    except (TimeoutError, nats.errors.Error, OSError) as error:
+        raise StoreUnavailable(f"JetStream: {type(error).__name__} {error}".strip()) from error
+
+
+async def get(bucket: Bucket, key: str) -> tuple[bytes | None, int]:
+    """The value and revision of `key`, or (None, revision of its tombstone or 0)."""
+    with translated():
+        try:
+            entry = await bucket.kv.get(key)
+        except nats.js.errors.KeyNotFoundError as error:
+            # A deleted key's tombstone has a revision a re-create must name.
+            tombstone = getattr(error, "entry", None)
+            return None, tombstone.revision or 0 if tombstone is not None else 0
+    return entry.value, entry.revision or 0
+
+
+async def put(bucket: Bucket, key: str, value: bytes, last: int) -> int:
+    """Write `value` if `key` is still at revision `last` (0: absent); the new revision.
+    Raises Conflict."""
+    return await _write(bucket, key, value, last, {})
+
+
+async def remove(bucket: Bucket, key: str, last: int) -> None:
+    """Delete `key` if still at revision `last`. Raises Conflict."""
+    await _write(bucket, key, b"", last, {"KV-Operation": "DEL"})
+
+
+async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dict[str, str]) -> int:
+    """Compare-and-set by hand rather than `KeyValue.update`: on a replicated stream,
+    nats-server checks Nats-Expected-Last-Subject-Sequence before consensus only, so two
+    concurrent writers from one revision may both succeed (nats-io/nats-server#4320, in
+    2.9.x). The message id names the revision the write is based on: JetStream's
+    deduplication, applied in consensus order, lets only the first such write in."""
+    headers = {
+        **headers,
+        "Nats-Expected-Last-Subject-Sequence": str(last),
+        "Nats-Msg-Id": f"{bucket.name}.{key}.{last}",
+    }
+    with translated():
+        ack = await bucket.js.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
+    if ack.duplicate:
+        raise Conflict()
+    return int(ack.seq)
+
+
+async def scan(bucket: Bucket, pattern: str) -> list[tuple[str, bytes]]:
+    """Every live (key, value) matching the subject pattern."""
+    found = []
+    with translated():
+        watcher = await bucket.kv.watch(pattern, ignore_deletes=True)
+        try:
+            while True:
+                entry = await watcher.updates(timeout=SCAN_TIMEOUT_SECONDS)  # type: ignore[no-untyped-call]
+                if entry is None:
+                    break
+                if entry.value:
+                    found.append((entry.key, entry.value))
+        finally:
+            await watcher.stop()  # type: ignore[no-untyped-call]
+    return found

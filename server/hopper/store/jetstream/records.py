@@ -1,0 +1,111 @@
+"""Queue records in the `<prefix>_queues` bucket: created if absent, changed by
+compare-and-set on their revision, with the time each queue was last deleted."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+from hopper.core.errors import QueueNotFound, StoreUnavailable
+from hopper.core.model import QueueKey, QueueRecord
+from hopper.store.jetstream import codec, edge
+
+# Compare-and-set rounds before an operation gives up as unavailable (a hot key under
+# many processes loses some rounds; this many means something is wrong).
+MAX_ROUNDS = 64
+
+
+def _segment(text: str) -> str:
+    """`text` as one key token: a bucket key allows [-/_=.a-zA-Z0-9] and a dot splits
+    tokens, so anything else (a region-scoped account's qualifier, a name's `.fifo`) is
+    written =XX, per UTF-8 byte."""
+    return "".join(
+        chr(byte)
+        if chr(byte).isascii() and (chr(byte).isalnum() or chr(byte) in "-_")
+        else f"={byte:02x}"
+        for byte in text.encode()
+    )
+
+
+def _record_key(key: QueueKey) -> str:
+    return f"q.{_segment(key.account)}.{_segment(key.name)}"
+
+
+def _deleted_key(key: QueueKey) -> str:
+    return f"d.{_segment(key.account)}.{_segment(key.name)}"
+
+
+class Records:
+    def __init__(self, res: edge.Resources) -> None:
+        self._kv = res.queues
+        # incarnation -> queue, for every record this process has read
+        self.incarnations: dict[str, QueueKey] = {}
+
+    async def create(self, record: QueueRecord) -> tuple[QueueRecord, bool]:
+        """Create the record unless its queue exists: (record, created). A new queue
+        gets a new incarnation, so nothing of a deleted namesake is ever seen again."""
+        key = _record_key(record.key)
+        for _ in range(MAX_ROUNDS):
+            raw, revision = await edge.get(self._kv, key)
+            if raw is not None:
+                return codec.decode_record(raw)[0], False
+            try:
+                await edge.put(
+                    self._kv, key, codec.encode_record(record, uuid.uuid4().hex), revision
+                )
+            except edge.Conflict:
+                continue
+            return record, True
+        raise StoreUnavailable("JetStream: too much contention creating a queue")
+
+    async def find(self, key: QueueKey) -> tuple[QueueRecord, str, int] | None:
+        """(record, incarnation, revision), or None when the queue does not exist."""
+        raw, revision = await edge.get(self._kv, _record_key(key))
+        if raw is None:
+            return None
+        record, incarnation = codec.decode_record(raw)
+        self.incarnations[incarnation] = key
+        return record, incarnation, revision
+
+    async def scan(self, account: str | None = None) -> list[QueueRecord]:
+        """Every record, or those of `account`."""
+        pattern = "q.>" if account is None else f"q.{_segment(account)}.>"
+        return [codec.decode_record(value)[0] for _, value in await edge.scan(self._kv, pattern)]
+
+    async def change(
+        self, key: QueueKey, change: Callable[[QueueRecord], QueueRecord]
+    ) -> QueueRecord:
+        """Apply `change` by compare-and-set. Raises QueueNotFound."""
+        for _ in range(MAX_ROUNDS):
+            found = await self.find(key)
+            if found is None:
+                raise QueueNotFound(key)
+            record, incarnation, revision = found
+            record = change(record)
+            value = codec.encode_record(record, incarnation)
+            try:
+                await edge.put(self._kv, _record_key(key), value, revision)
+            except edge.Conflict:
+                continue
+            return record
+        raise StoreUnavailable("JetStream: too much contention changing a queue")
+
+    async def delete(self, key: QueueKey, at: float) -> tuple[QueueRecord, str] | None:
+        """Delete the record and note the time; (record, incarnation) it had, or None."""
+        for _ in range(MAX_ROUNDS):
+            found = await self.find(key)
+            if found is None:
+                return None
+            record, incarnation, revision = found
+            try:
+                await edge.remove(self._kv, _record_key(key), revision)
+            except edge.Conflict:
+                continue
+            with edge.translated():
+                await self._kv.kv.put(_deleted_key(key), str(at).encode())
+            return record, incarnation
+        raise StoreUnavailable("JetStream: too much contention deleting a queue")
+
+    async def deleted_at(self, key: QueueKey) -> float | None:
+        raw, _ = await edge.get(self._kv, _deleted_key(key))
+        return None if raw is None else float(raw)

@@ -1,0 +1,278 @@
+"""The step: read the ledgers an operation touches, apply the reference model's rules
+(`store/memory.py`) to them, and write back what changed with compare-and-set on the
+revisions read. A lost race is retried from a fresh read, so each decision is atomic
+across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Generic, TypeVar
+
+from hopper.core import limits
+from hopper.core.clock import Clock
+from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
+from hopper.core.model import QueueKey, QueueRecord
+from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream.bodies import Bodies
+from hopper.store.jetstream.records import MAX_ROUNDS, Records
+from hopper.store.memory import MemoryQueueStore
+
+log = logging.getLogger("hopper.jetstream")
+
+T = TypeVar("T")
+
+
+class PendingTokens:
+    """The model's token sequence within one step: -1, -2, ... (see codec.token)."""
+
+    def __init__(self) -> None:
+        self.drawn = 0
+
+    def __iter__(self) -> PendingTokens:
+        return self
+
+    def __next__(self) -> int:
+        if self.drawn >= codec.TOKENS_PER_WRITE:
+            raise RuntimeError("more deliveries in one step than tokens per write")
+        self.drawn += 1
+        return -self.drawn
+
+
+@dataclasses.dataclass
+class Done(Generic[T]):
+    """A step's result, the body sequence of every message it saw, and the revision of
+    the main ledger's write (None when it wrote nothing), which resolves its tokens."""
+
+    result: T
+    bodies: dict[str, int]
+    revision: int | None = None
+
+
+@dataclasses.dataclass
+class Loaded:
+    """One queue as read for a step: its record, ledger, and what compare-and-set needs."""
+
+    record: QueueRecord
+    incarnation: str
+    ledger: codec.Ledger
+    raw: bytes | None
+    revision: int
+
+
+# Steps committed together at most: each claims up to 10 deliveries, and one write has
+# codec.TOKENS_PER_WRITE tokens to give.
+GROUP_SIZE = 6
+
+
+@dataclasses.dataclass
+class _Entry:
+    """One step waiting for its group's commit."""
+
+    op: Callable[[MemoryQueueStore], Awaitable[Any]]
+    now: float
+    others: Callable[[Loaded], Iterable[QueueKey]]
+    new_bodies: dict[str, int]
+    write: bool
+    future: asyncio.Future[Any] = dataclasses.field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class Steps:
+    def __init__(self, res: edge.Resources, records: Records, bodies: Bodies, clock: Clock):
+        self._kv = res.ledgers
+        self._records = records
+        self._bodies = bodies
+        self._clock = clock
+        self.dead_lettered: Counter[QueueKey] = Counter()
+        # Group commit: the steps waiting per queue, and the task running each queue's.
+        # incarnation -> its ledger as this process last committed it (see `load`)
+        self._decoded: dict[str, Loaded] = {}
+        self._waiting: dict[QueueKey, list[_Entry]] = {}
+        self._leaders: dict[QueueKey, asyncio.Task[None]] = {}
+
+    async def load(self, key: QueueKey, *, take: bool = True) -> Loaded | None:
+        """The queue's record and ledger, or None. With `take` False (a step that
+        writes nothing) a ledger this process holds decoded is shared, not taken."""
+        found = await self._records.find(key)
+        if found is None:
+            return None
+        record, incarnation, _ = found
+        packed, revision = await edge.get(self._kv, incarnation)
+        # The ledger as this process last wrote it, when nobody wrote since: no decode.
+        cached = (self._decoded.pop if take else self._decoded.get)(incarnation, None)
+        if cached is not None and cached.revision == revision:
+            cached.ledger.queue.record = record  # its config may have changed alone
+            return dataclasses.replace(cached, record=record)
+        data = codec.unpack(packed)
+        ledger = codec.decode_ledger(data, record, revision)
+        return Loaded(record, incarnation, ledger, data, revision)
+
+    def _keep(self, one: Loaded, revision: int, data: bytes | None, now: float) -> None:
+        """Remember a ledger as written at `revision` (its tokens resolved), for the
+        next step of this process on it."""
+        ledger = one.ledger
+        if codec.resolve(ledger, revision):
+            data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
+        self._decoded[one.incarnation] = Loaded(one.record, one.incarnation, ledger, data, revision)
+
+    async def run(
+        self,
+        key: QueueKey,
+        op: Callable[[MemoryQueueStore], Awaitable[T]],
+        *,
+        now: float,
+        others: Callable[[Loaded], Iterable[QueueKey]] = lambda _: (),
+        new_bodies: Mapping[str, int] | None = None,
+        write: bool = True,
+    ) -> Done[T]:
+        """Run `op` on the model holding `key`'s queue (and the queues `others` names,
+        read after it) and write every changed ledger back, atomically per ledger;
+        retried from a fresh read when another process changed one in between.
+
+        Steps of one queue that arrive while one is under way are run together, one
+        after the other on one model, and committed by one write (a group commit): this
+        process never races itself for a ledger, and a busy queue pays one round of
+        reads and writes for many operations."""
+        entry: _Entry = _Entry(op, now, others, dict(new_bodies or {}), write)
+        if not write:
+            await self._run_group(key, [entry])
+        else:
+            self._waiting.setdefault(key, []).append(entry)
+            if key not in self._leaders:
+                # A task of its own, so a caller that gives up (a long poll whose client
+                # left) cancels only its own wait, never the group it is part of.
+                self._leaders[key] = asyncio.create_task(self._lead(key))
+        done: Done[T] = await entry.future
+        return done
+
+    def close(self) -> None:
+        """Stop running steps (the store is closing; their callers hear CancelledError)."""
+        for task in list(self._leaders.values()):
+            task.cancel()
+
+    async def _lead(self, key: QueueKey) -> None:
+        try:
+            while self._waiting.get(key):
+                group = self._waiting.pop(key)
+                for start in range(0, len(group), GROUP_SIZE):
+                    await self._run_group(key, group[start : start + GROUP_SIZE])
+        finally:
+            del self._leaders[key]
+
+    async def _run_group(self, key: QueueKey, group: list[_Entry]) -> None:
+        """Run the group's steps in order on one model and commit them together; each
+        entry's future gets its own result or error."""
+        try:
+            await self._attempt_group(key, group)
+        except Exception as error:  # the store's own failure: every entry hears it
+            for entry in group:
+                if not entry.future.done():
+                    entry.future.set_exception(error)
+        except BaseException:  # cancelled (the store is closing): nobody is left to answer
+            for entry in group:
+                entry.future.cancel()
+            raise
+
+    async def _attempt_group(self, key: QueueKey, group: list[_Entry]) -> None:
+        new_bodies = {mid: seq for entry in group for mid, seq in entry.new_bodies.items()}
+        now = max(entry.now for entry in group)
+        for round_ in range(MAX_ROUNDS):
+            writes = all(entry.write for entry in group)
+            main = await self.load(key, take=writes)
+            if main is None:
+                raise QueueNotFound(key)
+            loaded = {key: main}
+            for entry in group:
+                for other in entry.others(main):
+                    if other not in loaded:
+                        extra = await self.load(other, take=writes)
+                        if extra is not None:
+                            loaded[other] = extra
+            model = self._model(loaded)
+            outcomes: list[tuple[bool, Any]] = []
+            for entry in group:
+                try:
+                    outcomes.append((True, await entry.op(model)))
+                except QueueError as error:  # this step's answer (the model changed nothing)
+                    outcomes.append((False, error))
+            bodies = dict(new_bodies)
+            for one in loaded.values():
+                bodies.update(one.ledger.bodies)
+            revision = None
+            if writes:
+                try:
+                    revision = await self._commit(key, loaded, new_bodies, now)
+                except edge.Conflict:
+                    await asyncio.sleep(random.uniform(0, 0.002 * min(round_, 10)))
+                    continue
+                self.dead_lettered.update(model._dead_lettered)
+            for entry, (ok, value) in zip(group, outcomes, strict=True):
+                if ok:
+                    entry.future.set_result(Done(value, bodies, revision))
+                else:
+                    entry.future.set_exception(value)
+            return
+        raise StoreUnavailable("JetStream: too much contention on a queue's ledger")
+
+    def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:
+        model = MemoryQueueStore(self._clock)
+        for key, one in loaded.items():
+            model._queues[key] = one.ledger.queue
+        # The model only ever calls next() on its token sequence.
+        model._tokens = PendingTokens()  # type: ignore[assignment]
+        return model
+
+    async def _commit(
+        self,
+        key: QueueKey,
+        loaded: Mapping[QueueKey, Loaded],
+        new_bodies: Mapping[str, int],
+        now: float,
+    ) -> int | None:
+        """Write the changed ledgers; the main ledger's new revision, if it changed."""
+        bodies: dict[str, int] = dict(new_bodies)
+        for one in loaded.values():
+            bodies.update(one.ledger.bodies)
+        before = set(bodies.values()) - set(new_bodies.values())
+        writes = []
+        for queue_key, one in loaded.items():
+            ledger = one.ledger
+            ledger.bodies = {mid: bodies[mid] for mid in ledger.queue.messages}
+            data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
+            if data != one.raw:
+                writes.append((queue_key, one, data))
+        # The main queue last: what a step moves arrives before it leaves.
+        writes.sort(key=lambda w: w[0] == key)
+        written: list[tuple[Loaded, int]] = []
+        main = None
+        try:
+            for queue_key, one, data in writes:
+                revision = await edge.put(self._kv, one.incarnation, codec.pack(data), one.revision)
+                written.append((one, revision))
+                main = revision if queue_key == key else main
+        except edge.Conflict:
+            await self._undo(written)
+            raise
+        for (_, one, data), (_, revision) in zip(writes, written, strict=True):
+            self._keep(one, revision, data, now)
+        for one in loaded.values():
+            if all(one is not w for _, w, _ in writes):
+                self._keep(one, one.revision, one.raw, now)
+        after = {seq for one in loaded.values() for seq in one.ledger.bodies.values()}
+        if writes:
+            await self._bodies.drop(before - after)
+        return main
+
+    async def _undo(self, written: list[tuple[Loaded, int]]) -> None:
+        """Put back ledgers a half-done step wrote, where nobody changed them since."""
+        for one, revision in written:
+            try:
+                await edge.put(self._kv, one.incarnation, codec.pack(one.raw or b""), revision)
+            except (edge.Conflict, StoreUnavailable) as error:
+                log.warning("hopper: could not undo a half-done step (%s): a duplicate", error)

@@ -1,0 +1,459 @@
+"""JetStreamQueueStore: the QueueStore seam on NATS JetStream (the mapping is in the
+package's docstring). This module is the seam's verbs; `steps.py` makes them atomic."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from hopper.core.clock import Clock, SystemClock
+from hopper.core.errors import OverLimit, QueueError, QueueNotFound, StoreUnavailable
+from hopper.core.model import (
+    Delivery,
+    MoveTask,
+    MoveTaskStatus,
+    NewMessage,
+    PeekedMessage,
+    QueueConfig,
+    QueueKey,
+    QueueRecord,
+    QueueStats,
+    Receipt,
+    ReceiptResult,
+    SendResult,
+    StoredMessage,
+    VisibilityChange,
+)
+from hopper.core.store import WakeUp
+from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream.bodies import Bodies
+from hopper.store.jetstream.records import Records
+from hopper.store.jetstream.steps import Done, Loaded, Steps
+from hopper.store.jetstream.tasks import MoveTasks
+from hopper.store.memory import MemoryQueueStore
+
+log = logging.getLogger("hopper.jetstream")
+
+# A queue's ledger is one entry: it holds this many messages at most (about 60 bytes
+# each, compressed, so a full ledger stays well under 1 MB).
+MAX_QUEUE_DEPTH = 10_000
+
+
+def _ledger_full(key: QueueKey, most: int) -> str:
+    return (
+        f"Queue {key.name} holds {most} messages, the most a queue holds on hopper's"
+        " JetStream store (a queue's state is one key-value entry): receive and delete"
+        " some before sending more."
+    )
+
+
+@dataclasses.dataclass
+class _Parts:
+    """What a started store works with."""
+
+    res: edge.Resources
+    records: Records
+    bodies: Bodies
+    steps: Steps
+    tasks: MoveTasks
+
+
+class JetStreamQueueStore:
+    def __init__(
+        self,
+        urls: Sequence[str],
+        *,
+        replicas: int = 1,
+        prefix: str = "hopper",
+        clock: Clock | None = None,
+        max_queue_depth: int = MAX_QUEUE_DEPTH,
+    ) -> None:
+        self._urls = list(urls)
+        self._replicas = replicas
+        self._prefix = prefix
+        self._clock: Clock = clock or SystemClock()
+        self._max_depth = max_queue_depth
+        self._parts: _Parts | None = None
+        self._watch_task: asyncio.Task[None] | None = None
+        self._wake: WakeUp | None = None
+
+    def _now(self, now: float | None) -> float:
+        return self._clock.time() if now is None else now
+
+    @property
+    def _p(self) -> _Parts:
+        if self._parts is None:
+            raise StoreUnavailable("the store is not started")
+        if not self._parts.res.nc.is_connected:
+            # Fail fast while the client reconnects, rather than after a request timeout:
+            # SDKs retry a ServiceUnavailable.
+            raise StoreUnavailable("JetStream connection lost; reconnecting")
+        return self._parts
+
+    # --- life cycle -----------------------------------------------------------------
+
+    async def start(self, wake: WakeUp) -> None:
+        res = await edge.connect(self._urls, replicas=self._replicas, prefix=self._prefix)
+        records, bodies = Records(res), Bodies(res)
+        steps = Steps(res, records, bodies, self._clock)
+        self._parts = _Parts(res, records, bodies, steps, MoveTasks(res, self._clock))
+        self._wake = wake
+        with edge.translated():
+            watcher = await res.ledgers.kv.watch(">", meta_only=True)
+        self._watch_task = asyncio.create_task(self._watch_ledgers(watcher, records))
+
+    async def _watch_ledgers(self, watcher: Any, records: Records) -> None:
+        """A ledger changed, here or in another process: its queue's waiters look again."""
+        async for entry in watcher:
+            key = None if entry is None else records.incarnations.get(entry.key)
+            if key is not None and self._wake is not None:
+                self._wake(key, None)
+
+    async def close(self) -> None:
+        self._wake = None
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            self._watch_task = None
+        parts, self._parts = self._parts, None
+        if parts is not None:
+            parts.steps.close()
+            parts.res.log.started = False
+            try:
+                await parts.res.nc.close()
+            except Exception as error:  # closing a lost connection may fail; it is gone
+                log.debug("hopper: closing JetStream: %s", error)
+
+    # --- queues ---------------------------------------------------------------------
+
+    async def create_queue(
+        self,
+        key: QueueKey,
+        config: QueueConfig,
+        tags: Mapping[str, str],
+        *,
+        now: float | None,
+    ) -> tuple[QueueRecord, bool]:
+        at = self._now(now)
+        record = QueueRecord(key, config, created_at=at, last_modified_at=at, tags=dict(tags))
+        return await self._p.records.create(record)
+
+    async def get_queue(self, key: QueueKey) -> QueueRecord | None:
+        found = await self._p.records.find(key)
+        return None if found is None else found[0]
+
+    async def list_queues(
+        self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
+    ) -> list[QueueRecord]:
+        records = [
+            r
+            for r in await self._p.records.scan(account)
+            if r.key.name.startswith(prefix) and (after is None or r.key.name > after)
+        ]
+        return sorted(records, key=lambda r: r.key.name)[:limit]
+
+    async def update_queue(
+        self, key: QueueKey, config: QueueConfig, *, now: float | None
+    ) -> QueueRecord:
+        at = self._now(now)
+        return await self._p.records.change(
+            key, lambda r: dataclasses.replace(r, config=config, last_modified_at=at)
+        )
+
+    async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
+        at = self._now(now)
+        deleted = await self._p.records.delete(key, at)
+        if deleted is None:
+            return None
+        record, incarnation = deleted
+        # The incarnation went with the record: its ledger and bodies are garbage now.
+        raw, revision = await edge.get(self._p.res.ledgers, incarnation)
+        data = codec.unpack(raw)
+        if data is not None:
+            ledger = codec.decode_ledger(data, record, revision)
+            await self._p.bodies.drop(ledger.bodies.values())
+            with edge.translated():
+                await self._p.res.ledgers.kv.purge(incarnation)
+        return at
+
+    async def last_deleted_at(self, key: QueueKey) -> float | None:
+        return await self._p.records.deleted_at(key)
+
+    async def set_tags(
+        self, key: QueueKey, *, add: Mapping[str, str], remove: Sequence[str]
+    ) -> QueueRecord:
+        def change(record: QueueRecord) -> QueueRecord:
+            tags = {**record.tags, **add}
+            for tag_key in remove:
+                tags.pop(tag_key, None)
+            return dataclasses.replace(record, tags=tags)
+
+        return await self._p.records.change(key, change)
+
+    async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
+        return sorted(
+            (
+                r.key
+                for r in await self._p.records.scan()
+                if r.config.dead_letter is not None and r.config.dead_letter.target == target
+            ),
+            key=lambda key: (key.name, key.account),
+        )
+
+    async def accounts(self) -> list[str]:
+        return sorted({r.key.account for r in await self._p.records.scan()})
+
+    async def _delivered(self, deliveries: Sequence[Delivery], done: Done[Any]) -> list[Delivery]:
+        """Deliveries as they leave the store: bodies filled in, tokens resolved."""
+        return [
+            dataclasses.replace(
+                d,
+                message=await self._p.bodies.filled(d.message, done.bodies),
+                token=codec.token(d.token, done.revision or 0),
+            )
+            for d in deliveries
+        ]
+
+    # --- messages -------------------------------------------------------------------
+
+    async def send(
+        self,
+        key: QueueKey,
+        messages: Sequence[NewMessage],
+        *,
+        now: float | None,
+        max_depth: int | None = None,
+    ) -> list[SendResult]:
+        at = self._now(now)
+        # Bodies go first: the ledger write that names them is the send's commit point,
+        # so a process dying in between leaves an orphaned body, never a lost message.
+        stored = [
+            StoredMessage(m.id, m.body, m.attributes, m.trace_header, sent_at=at) for m in messages
+        ]
+        published = await self._p.bodies.publish(stored)
+
+        async def op(model: MemoryQueueStore) -> list[SendResult]:
+            queue = model._queues[key]
+            # Only near the limit is it worth dropping what retention has expired.
+            wanted = len(messages)
+            if len(queue.messages) + wanted > self._max_depth and (
+                len(queue.live(at)) + wanted > self._max_depth
+            ):
+                raise OverLimit(_ledger_full(key, self._max_depth))
+            return await model.send(key, messages, now=at, max_depth=max_depth)
+
+        try:
+            done = await self._p.steps.run(key, op, now=at, new_bodies=published)
+            results = done.result
+        except QueueError:
+            # Refused for certain (no such queue, full): the bodies are nobody's.
+            await self._p.bodies.drop(published.values())
+            raise
+        # Any other failure may have come after the commit: the bodies stay (an orphan
+        # costs space until the stream's max age; a message without its body is lost).
+        unused = [
+            published[m.id]
+            for m, r in zip(messages, results, strict=True)
+            if r.duplicate or r.refused
+        ]
+        await self._p.bodies.drop(unused)
+        return [
+            r
+            if r.delivery is None
+            else dataclasses.replace(r, delivery=(await self._delivered([r.delivery], done))[0])
+            for r in results
+        ]
+
+    async def receive(
+        self,
+        key: QueueKey,
+        *,
+        max_messages: int,
+        visibility_timeout: float,
+        now: float | None,
+        attempt_id: str | None = None,
+    ) -> list[Delivery]:
+        at = self._now(now)
+
+        def dead_letter_target(one: Loaded) -> list[QueueKey]:
+            rule = one.record.config.dead_letter
+            return [] if rule is None else [rule.target]
+
+        done = await self._p.steps.run(
+            key,
+            lambda model: model.receive(
+                key,
+                max_messages=max_messages,
+                visibility_timeout=visibility_timeout,
+                now=at,
+                attempt_id=attempt_id,
+            ),
+            now=at,
+            others=dead_letter_target,
+        )
+        return await self._delivered(done.result, done)
+
+    async def delete(
+        self,
+        key: QueueKey,
+        receipts: Sequence[Receipt],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+    ) -> list[ReceiptResult]:
+        at = self._now(now)
+        results = (
+            await self._p.steps.run(
+                key,
+                lambda model: model.delete(key, receipts, refuse_expired=refuse_expired, now=at),
+                now=at,
+            )
+        ).result
+        return results
+
+    async def change_visibility(
+        self,
+        key: QueueKey,
+        changes: Sequence[VisibilityChange],
+        *,
+        refuse_expired: bool,
+        now: float | None,
+        max_total: float | None = None,
+    ) -> list[ReceiptResult]:
+        at = self._now(now)
+        results = (
+            await self._p.steps.run(
+                key,
+                lambda model: model.change_visibility(
+                    key, changes, refuse_expired=refuse_expired, now=at, max_total=max_total
+                ),
+                now=at,
+            )
+        ).result
+        return results
+
+    async def purge(self, key: QueueKey, *, now: float | None) -> int:
+        at = self._now(now)
+        count = (
+            await self._p.steps.run(key, lambda model: model.purge(key, now=at), now=at)
+        ).result
+        return count
+
+    async def last_purged_at(self, key: QueueKey) -> float | None:
+        at = self._now(None)
+        purged = (
+            await self._p.steps.run(
+                key, lambda model: model.last_purged_at(key), now=at, write=False
+            )
+        ).result
+        return purged
+
+    async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
+        at = self._now(now)
+        stats = (
+            await self._p.steps.run(
+                key, lambda model: model.stats(key, now=at), now=at, write=False
+            )
+        ).result
+        return stats
+
+    async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
+        at = self._now(now)
+        upcoming = (
+            await self._p.steps.run(
+                key, lambda model: model.next_visible_at(key, now=at), now=at, write=False
+            )
+        ).result
+        return upcoming
+
+    # --- operators (metrics and the dashboard) ------------------------------------------
+
+    async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
+        at = self._now(now)
+        done = await self._p.steps.run(
+            key, lambda model: model.peek(key, limit=limit, now=at), now=at, write=False
+        )
+        return [
+            dataclasses.replace(p, message=await self._p.bodies.filled(p.message, done.bodies))
+            for p in done.result
+        ]
+
+    def dead_lettered(self) -> Mapping[QueueKey, int]:
+        return {} if self._parts is None else dict(self._parts.steps.dead_lettered)
+
+    # --- retention ------------------------------------------------------------------
+
+    async def sweep_expired(self, *, limit: int, now: float | None) -> int:
+        at = self._now(now)
+        swept = 0
+        for record in await self._p.records.scan():
+            if swept >= limit:
+                break
+            left = limit - swept
+
+            async def sweep(model: MemoryQueueStore, left: int = left) -> int:
+                return await model.sweep_expired(limit=left, now=at)
+
+            try:
+                count = (await self._p.steps.run(record.key, sweep, now=at)).result
+            except QueueNotFound:  # deleted since the scan
+                continue
+            swept += count
+        return swept
+
+    # --- message move tasks -----------------------------------------------------------
+
+    async def move_messages(
+        self, source: QueueKey, destination: QueueKey | None, *, limit: int, now: float | None
+    ) -> int:
+        at = self._now(now)
+
+        def targets(one: Loaded) -> Iterable[QueueKey]:
+            if destination is not None:
+                return [destination]
+            origins = (m.stored.dead_letter_source for m in one.ledger.queue.messages.values())
+            return sorted({origin for origin in origins if origin is not None})
+
+        moved = (
+            await self._p.steps.run(
+                source,
+                lambda model: model.move_messages(source, destination, limit=limit, now=at),
+                now=at,
+                others=targets,
+            )
+        ).result
+        return moved
+
+    async def create_move_task(self, task: MoveTask) -> bool:
+        return await self._p.tasks.create(task)
+
+    async def get_move_task(self, task_id: str) -> MoveTask | None:
+        return await self._p.tasks.get(task_id)
+
+    async def list_move_tasks(self, source: QueueKey, *, limit: int) -> list[MoveTask]:
+        return await self._p.tasks.of_source(source, limit=limit)
+
+    async def cancel_move_task(self, task_id: str) -> MoveTask | None:
+        return await self._p.tasks.cancel(task_id)
+
+    async def advance_move_task(
+        self,
+        task_id: str,
+        *,
+        moved: int,
+        lease_until: float,
+        finish: MoveTaskStatus | None = None,
+        failure_reason: str | None = None,
+    ) -> MoveTask | None:
+        return await self._p.tasks.advance(
+            task_id,
+            moved=moved,
+            lease_until=lease_until,
+            finish=finish,
+            failure_reason=failure_reason,
+        )
+
+    async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
+        return await self._p.tasks.claim(lease_until=lease_until, now=self._now(now))

@@ -1,0 +1,177 @@
+"""One of three JetStream nodes killed under load, with every stream and bucket
+replicated three times (`--nats-replicas 3`): no acknowledged message lost, no message
+held by two receivers within one lease, and the service back within a measured bound.
+
+JetStream-only: replication is the engine's, not a process's or the contract's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from botocore.exceptions import BotoCoreError, ClientError
+
+from postgres.test_processes import client, in_thread, receive_everything
+from server.processes import HopperProcess, start_hopper
+
+from .servers import Cluster
+
+SENDERS = 4
+RECEIVERS = 4
+LOAD_SECONDS = 25.0
+KILL_AT = 3.0  # seconds into the load
+LEASE = 120  # the receivers' visibility timeout: longer than the whole test
+RECOVERY_BOUND = 15.0  # seconds without a successful call, at most
+WAIT_SECONDS = 30.0
+
+
+async def ready(cluster: Cluster) -> None:
+    """Until the cluster has elected its JetStream meta leader (bounded)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            nc = await nats.connect(cluster.urls, connect_timeout=1)
+            try:
+                await nc.jetstream(timeout=1).account_info()
+                return
+            finally:
+                await nc.close()
+        except (TimeoutError, nats.errors.Error, OSError):
+            await asyncio.sleep(0.1)  # still electing: ask again shortly
+    raise AssertionError("the JetStream cluster never became ready")
+
+
+async def ledger_leader(cluster: Cluster) -> str:
+    """The node that leads the ledger bucket's stream (the one worth killing)."""
+    nc = await nats.connect(cluster.urls)
+    try:
+        info = await nc.jetstream().stream_info("KV_hopper_ledgers")
+        assert info.cluster is not None and info.cluster.leader is not None
+        assert len(info.cluster.replicas or []) == 2, "the bucket is not replicated thrice"
+        return info.cluster.leader
+    finally:
+        await nc.close()
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    cluster = Cluster()
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+class Load:
+    """Senders and receivers over one queue until told to stop. Every call's success
+    time is kept (the longest silence is the outage); `acknowledged` holds the ids of
+    sends that were answered, `received` every id a receive handed out."""
+
+    def __init__(self, server: HopperProcess, url: str) -> None:
+        self.url = url
+        self.stop = threading.Event()
+        self.acknowledged: list[str] = []
+        self.received: list[str] = []
+        self.successes: list[float] = []
+        self._lock = threading.Lock()
+        self._clients = [client(server) for _ in range(SENDERS + RECEIVERS)]
+        self._threads = [
+            threading.Thread(target=self._run, args=(n,)) for n in range(SENDERS + RECEIVERS)
+        ]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def join(self) -> None:
+        for thread in self._threads:
+            thread.join(WAIT_SECONDS)
+            assert not thread.is_alive(), "a client is stuck"
+
+    def _run(self, n: int) -> None:
+        sqs = self._clients[n]
+        for i in itertools.count():
+            if self.stop.is_set():
+                return
+            try:
+                if n < SENDERS:
+                    self._send(sqs, n, i)
+                else:
+                    self._receive(sqs)
+            except (BotoCoreError, ClientError):
+                time.sleep(0.05)  # unavailable for now: as an SDK would, try again shortly
+                continue
+            with self._lock:
+                self.successes.append(time.monotonic())
+
+    def _send(self, sqs: Any, n: int, i: int) -> None:
+        answer = sqs.send_message(QueueUrl=self.url, MessageBody=f"{n}-{i}")
+        with self._lock:
+            self.acknowledged.append(answer["MessageId"])
+
+    def _receive(self, sqs: Any) -> None:
+        batch = sqs.receive_message(
+            QueueUrl=self.url, MaxNumberOfMessages=10, VisibilityTimeout=LEASE
+        ).get("Messages", [])
+        with self._lock:
+            self.received.extend(m["MessageId"] for m in batch)
+        if batch:
+            # A delete lost to the outage leaves its message leased past the test's end:
+            # it must not come back during it.
+            sqs.delete_message_batch(QueueUrl=self.url, Entries=[
+                {"Id": str(k), "ReceiptHandle": m["ReceiptHandle"]} for k, m in enumerate(batch)
+            ])
+
+
+async def test_one_of_three_nodes_killed_under_load_loses_nothing_and_recovers(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    await ready(cluster)
+    urls = ",".join(node.url for node in cluster.nodes)
+    server = await in_thread(
+        lambda: start_hopper("--nats-url", urls, "--nats-replicas", "3", log=tmp_path / "h.log")
+    )
+    try:
+        sqs = client(server)
+        url = sqs.create_queue(QueueName="failover")["QueueUrl"]
+        leader = await ledger_leader(cluster)
+        victim = next(node for node in cluster.nodes if node.name == leader)
+        load = Load(server, url)
+        load.start()
+        try:
+            await asyncio.sleep(KILL_AT)  # the load's own pace: a time into it, not an event
+            killed_at = time.monotonic()
+            victim.kill()
+            await asyncio.sleep(LOAD_SECONDS - KILL_AT)
+        finally:
+            load.stop.set()
+            await in_thread(load.join)
+        after = [t for t in load.successes if t >= killed_at]
+        assert after, f"nothing succeeded after the kill:\n{server.output()}"
+        # The outage: the longest silence from the kill on.
+        gaps = [b - a for a, b in itertools.pairwise([killed_at, *sorted(after)])]
+        outage = max(gaps)
+        most = len(load.acknowledged) + SENDERS
+        drained = await in_thread(receive_everything, client(server), url, most)
+    finally:
+        code = server.stop()
+    print(
+        f"\nkilled {leader} (the ledger's leader): longest silence {outage * 1000:.0f} ms;"
+        f" {len(load.acknowledged)} acknowledged, {len(load.received)} received under"
+        f" load, {len(drained)} drained after"
+    )
+    assert code == 0, server.output()
+    received = load.received + drained
+    assert len(received) == len(set(received)), "a message was held by two receivers"
+    missing = set(load.acknowledged) - set(received)
+    assert not missing, f"{len(missing)} of {len(load.acknowledged)} acknowledged messages lost"
+    assert outage < RECOVERY_BOUND
