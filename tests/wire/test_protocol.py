@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from hopper.core.model import QueueKey
+from hopper.wire import protocol
 from hopper.wire.errors import SqsError
 from hopper.wire.protocol import (
     check_endpoint,
@@ -375,3 +376,18 @@ def test_list_entries_come_in_numeric_order_whatever_their_order_in_the_request(
                        "AttributeName.10": "Policy", "AttributeName.9": "All",
                        "AttributeName.1": "QueueArn"})
     assert params["AttributeNames"] == ["QueueArn", "All", "Policy"]
+
+
+
+async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+async def test_a_content_length_of_non_ascii_digits_is_judged_by_the_bytes_that_arrive() -> None:
+    assert await protocol.read_bounded(_chunks(b"abc"), "\u00b2", 10) == b"abc"
+
+
+async def test_a_content_length_of_thousands_of_digits_is_too_large() -> None:
+    with pytest.raises(SqsError):
+        await protocol.read_bounded(_chunks(b"abc"), "9" * 5000, 10)

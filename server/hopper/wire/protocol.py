@@ -59,7 +59,11 @@ async def read_bounded(
     by its declared Content-Length before reading anything, and by counting while it
     streams, so a chunked or lying request cannot make us buffer more than `limit`."""
     declared = (content_length or "").strip()
-    if declared.isdigit() and int(declared) > limit:
+    # Only ASCII digits are a length (int() also takes "²"-like digits and refuses
+    # 4,300 of them); a length longer than 18 digits is over any limit without int().
+    if declared.isascii() and declared.isdigit() and (
+        len(declared) > 18 or int(declared) > limit
+    ):
         raise body_too_large(limit)
     body = bytearray()
     async for chunk in chunks:
