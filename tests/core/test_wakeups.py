@@ -345,3 +345,17 @@ async def test_a_departure_ends_the_wait_and_is_watched_only_while_the_watch_is_
     async with asyncio.timeout(5):
         await stopped.wait()
     assert not watch.interrupted
+
+
+async def test_a_wake_up_is_not_promised_to_a_watch_already_handed_its_messages() -> None:
+    # A poll handed deliveries returns them without looking: a wake-up for a message
+    # left for a look must reach another waiter, here one busy between two looks.
+    wakeups = Wakeups()
+    handed, _ = await _waiting_watch(wakeups, capacity=1, lease=30.0)
+    with wakeups.watch(KEY) as busy:
+        [(watch, _)] = wakeups.offer(KEY, 1)
+        assert watch.hand([_delivery()])
+        wakeups.notify(KEY, 1)
+        assert await busy.wait(0) is True
+    async with asyncio.timeout(5):
+        assert len(await handed) == 1

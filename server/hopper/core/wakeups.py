@@ -108,8 +108,10 @@ class Watch:
 
     @property
     def _room(self) -> int:
-        """Woken and not yet looking: how many more told-of messages its look takes."""
-        if self._waiting and self._event.is_set():
+        """Woken and not yet looking: how many more told-of messages its look takes.
+        None for a watch handed deliveries: its holder returns them without looking,
+        so a message promised to it would wait for another waiter's fallback look."""
+        if self._waiting and self._event.is_set() and not self._handed:
             return self.capacity - self._promised
         return 0
 
