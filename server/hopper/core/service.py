@@ -29,6 +29,7 @@ from hopper.core.errors import (
 from hopper.core.events import Events, NoEvents
 from hopper.core.housekeeping import Housekeeping
 from hopper.core.ids import new_id
+from hopper.core.leases import Leases
 from hopper.core.long_poll import LongPolls
 from hopper.core.model import (
     Delivery,
@@ -91,6 +92,7 @@ class QueueService:
         self.visibility_floor = visibility_floor
         self.events: Events = events or NoEvents()
         self.receipts = receipts
+        self._leases = Leases(store, receipts)
         self._polls = LongPolls(
             store, self.clock, self.wakeups, self.in_flight, self.events,
             poll_fallback_seconds=poll_fallback_seconds, release=self._release,
@@ -409,16 +411,7 @@ class QueueService:
     async def delete_batch(
         self, key: QueueKey, receipts: Sequence[Receipt]
     ) -> list[None | QueueError]:
-        now = self.clock.now()
-        results = await self.store.delete(key, receipts, refuse_expired=key.is_fifo, now=now)
-        if outcomes.chases(self.receipts, fifo=key.is_fifo):
-
-            async def reissue(stale: Mapping[int, int]) -> dict[int, ReceiptResult]:
-                again = [Receipt(receipts[i].message_id, token) for i, token in stale.items()]
-                done = await self.store.delete(key, again, refuse_expired=False, now=now)
-                return dict(zip(stale, done, strict=True))
-
-            results = await outcomes.on_current_delivery(results, reissue)
+        results = await self._leases.delete(key, receipts, now=self.clock.now())
         deleted = sum(r.outcome is ReceiptOutcome.OK for r in results)
         self.in_flight.released(key, deleted)
         self.events.deleted(key, deleted)
@@ -458,7 +451,9 @@ class QueueService:
                 entries.append(error)
         valid = [entry for entry in entries if isinstance(entry, VisibilityChange)]
         changed = (
-            await self._change_visibility(key, valid) if valid else await self._no_changes(key)
+            await self._leases.change_visibility(key, valid, now=self.clock.now())
+            if valid
+            else await self._no_changes(key)
         )
         results = iter(changed)
         self._polls.leases_changed(key)
@@ -469,29 +464,6 @@ class QueueService:
             else outcome
             for outcome in entries
         ]
-
-    async def _change_visibility(
-        self, key: QueueKey, changes: list[VisibilityChange]
-    ) -> list[ReceiptResult]:
-        now = self.clock.now()
-        limit = float(limits.MAX_TOTAL_VISIBILITY_SECONDS)
-        results = await self.store.change_visibility(
-            key, changes, refuse_expired=key.is_fifo, now=now, max_total=limit
-        )
-        if not outcomes.chases(self.receipts, fifo=key.is_fifo):
-            return results
-
-        async def reissue(stale: Mapping[int, int]) -> dict[int, ReceiptResult]:
-            again = [
-                replace(changes[i], receipt=Receipt(changes[i].receipt.message_id, token))
-                for i, token in stale.items()
-            ]
-            done = await self.store.change_visibility(
-                key, again, refuse_expired=False, now=now, max_total=limit
-            )
-            return dict(zip(stale, done, strict=True))
-
-        return await outcomes.on_current_delivery(results, reissue)
 
     async def purge(self, key: QueueKey) -> None:
         """PurgeQueue. Raises PurgeInProgress within 60 s of the last purge (when timing
