@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from hopper.core.clock import FakeClock
@@ -151,3 +153,30 @@ async def test_message_methods_on_unknown_queue_raise_queue_not_found(
 ) -> None:
     with pytest.raises(QueueNotFound):
         await call(store, key("nope"), clock.now())  # type: ignore[operator]
+
+
+async def test_list_queues_while_other_queues_change_lists_every_queue_made_before(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    # A listing that stops early under concurrent writes (the JetStream store once did:
+    # nats.py's watch ends its replay too soon) hides queues from ListQueues and metrics.
+    names = [f"q{n:03}" for n in range(120)]
+    await asyncio.gather(*(make_queue(store, clock, name) for name in names))
+    other = "999999999999"
+    busy = True
+
+    async def churn() -> None:
+        n = 0
+        while busy:
+            await store.create_queue(QueueKey(other, f"w{n}"), config(), {}, now=clock.now())
+            await store.set_tags(QueueKey(other, f"w{n}"), add={"n": str(n)}, remove=[])
+            n += 1
+
+    writer = asyncio.create_task(churn())
+    try:
+        for _ in range(15):
+            listed = await store.list_queues(key("x").account)
+            assert [r.key.name for r in listed] == names
+    finally:
+        busy = False
+        await writer

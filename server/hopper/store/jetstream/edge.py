@@ -4,6 +4,7 @@ one place nats-py's exceptions become hopper's `StoreUnavailable`."""
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,7 +14,14 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType, StreamConfig
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    KeyValueConfig,
+    StorageType,
+    StreamConfig,
+)
 from nats.js.kv import KeyValue
 
 from hopper.core.errors import StoreUnavailable
@@ -30,8 +38,10 @@ BODY_MAX_AGE_SECONDS = 15 * 24 * 3600.0
 REQUEST_TIMEOUT_SECONDS = 3.0
 # Connection attempts per server at start-up.
 START_ATTEMPTS = 3
-# How long a scan waits for the next entry before calling JetStream lost.
+# How long a scan waits for the next entries before calling JetStream lost, and how
+# many it asks for at once.
 SCAN_TIMEOUT_SECONDS = 5.0
+SCAN_BATCH = 256
 
 
 class Conflict(Exception):
@@ -183,17 +193,41 @@ async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dic
 
 
 async def scan(bucket: Bucket, pattern: str) -> list[tuple[str, bytes]]:
-    """Every live (key, value) matching the subject pattern."""
+    """Every live (key, value) matching the subject pattern, as of the call.
+
+    Not `KeyValue.watch`: its end-of-replay marker can come before the replay has ended
+    (nats.py#842, #995; a per-message pending count that reaches 0 and grows again), and
+    a scan that stops there misses keys: a ListQueues or a metrics scrape without a
+    queue that exists. A pull consumer has delivered nothing when it is created, so its
+    pending count then says exactly how many entries (deletion markers included) the
+    scan must read."""
+    stream, prefix = f"KV_{bucket.name}", f"$KV.{bucket.name}."
+    config = ConsumerConfig(
+        name=f"scan-{uuid.uuid4().hex}",
+        filter_subject=prefix + pattern,
+        deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+        ack_policy=AckPolicy.NONE,
+        # Gone by itself should this process die before deleting it.
+        inactive_threshold=SCAN_TIMEOUT_SECONDS * 12,
+        mem_storage=True,
+        num_replicas=1,
+    )
     found = []
     with translated():
-        watcher = await bucket.kv.watch(pattern, ignore_deletes=True)
+        info = await bucket.js.add_consumer(stream, config=config)
         try:
-            while True:
-                entry = await watcher.updates(timeout=SCAN_TIMEOUT_SECONDS)  # type: ignore[no-untyped-call]
-                if entry is None:
-                    break
-                if entry.value:
-                    found.append((entry.key, entry.value))
+            sub = await bucket.js.pull_subscribe_bind(stream=stream, name=info.name)
+            try:
+                left = info.num_pending or 0
+                while left > 0:
+                    batch = await sub.fetch(min(left, SCAN_BATCH), timeout=SCAN_TIMEOUT_SECONDS)
+                    for msg in batch:
+                        left -= 1
+                        operation = (msg.headers or {}).get("KV-Operation")
+                        if msg.data and operation not in ("DEL", "PURGE"):
+                            found.append((msg.subject[len(prefix) :], msg.data))
+            finally:
+                await sub.unsubscribe()
         finally:
-            await watcher.stop()  # type: ignore[no-untyped-call]
+            await bucket.js.delete_consumer(stream, info.name)
     return found
