@@ -62,7 +62,7 @@ def run(app: AsgiApp, sock: socket.socket, host: str, options: dict[str, Any]) -
     config = uvicorn.Config(refusing_in_one_line(app, refusals.append), **options)
     # Added after uvicorn.Config has set up logging, which would drop the filter.
     logging.getLogger("uvicorn.error").addFilter(_QuietAfterRefusal(refusals))
-    server = _Server(config, on_started=lambda: log.info(
+    server = Server(config, on_started=lambda: log.info(
         "hopper: listening on %s", url_of(sock, host)))
     try:
         server.run(sockets=[sock])
@@ -145,7 +145,7 @@ def started_once(app: AsgiApp) -> None:
         raise StartRefused(refusals[0])
 
 
-class _Server(uvicorn.Server):
+class Server(uvicorn.Server):
     """uvicorn's server, which says "listening on" only once it listens."""
 
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
