@@ -53,6 +53,8 @@ def _endpoint(given: str | None) -> Iterator[str]:
 
 def _line(result: Result) -> str:
     verdict = "ok" if result.ok else f"FAILED: {result.failure}"
+    if result.gaps:
+        verdict += f" (SDK gaps: {', '.join(result.gaps)})"
     return (f"{result.client}: {verdict} (install {result.setup_seconds:.1f}s, "
             f"run {result.run_seconds:.1f}s)")
 

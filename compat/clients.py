@@ -4,6 +4,8 @@ A client with no requirements runs in the interpreter running this code (the pro
 own boto3, from its test dependencies); every other Python client gets a virtualenv of
 its own, because their botocore pins conflict with each other and with the project's.
 The Node clients share compat/node/ (package.json and package-lock.json pin them).
+The Go and Ruby SDKs are Debian's packages (.ci/run installs them); the Go workload is
+built offline against them (compat/envs.py).
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from dataclasses import dataclass
 class Client:
     name: str
     protocol: str  # the wire protocol the client is expected to speak
-    runtime: str  # "python" or "node"
-    script: str  # in compat/workloads/ (python) or compat/node/ (node)
+    runtime: str  # "python", "node", "go" or "ruby"
+    script: str  # in compat/workloads/ (python), compat/node/, compat/go/ or compat/ruby/
     requirements: tuple[str, ...] = ()  # pip requirements of its own virtualenv
     arguments: tuple[str, ...] = ()
     what: str = ""  # one line for the README's table
+    # Steps of the workload the client's SDK cannot express, each printed by its workload
+    # as `gap <step>: <why>`: a gap that appears or goes away fails the client's test.
+    gaps: tuple[str, ...] = ()
 
 
 CLIENTS: tuple[Client, ...] = (
@@ -45,6 +50,12 @@ CLIENTS: tuple[Client, ...] = (
            what="@aws-sdk/client-sqs v3 (verifies body MD5s)"),
     Client("sqs-consumer", "json", "node", "consumer.mjs",
            what="sqs-consumer on @aws-sdk/client-sqs v3"),
+    Client("go-sdk-v2", "query", "go", "workload.go",
+           what="AWS SDK for Go v2 (Debian's; service/sqs 1.19, checks body MD5s)",
+           gaps=("redrive",)),
+    Client("ruby-sdk-v1", "query", "ruby", "workload.rb",
+           what="AWS SDK for Ruby v1 `AWS::SQS::Client` (Debian's)",
+           gaps=("redrive", "fifo")),
 )
 
 

@@ -1,4 +1,5 @@
-"""Installing the clients: a virtualenv per Python client, node_modules for Node.
+"""Installing the clients: a virtualenv per Python client, node_modules for Node, a
+binary built offline for Go, and a check that Ruby can load its SDK.
 
 Installs are cached under `CACHE` (compat/.venvs, gitignored; HOPPER_COMPAT_CACHE
 moves it) and stamped with what was asked for, so a second run reuses them and a
@@ -24,6 +25,11 @@ from compat.clients import Client
 
 HERE = Path(__file__).resolve().parent
 NODE_DIR = HERE / "node"
+GO_SOURCE = HERE / "go" / "workload.go"
+# Debian's Go libraries (golang-github-aws-aws-sdk-go-v2-dev) sit in a GOPATH tree, not
+# in a module cache: GOPATH mode builds against them with no network at all.
+GOPATH = Path("/usr/share/gocode")
+GO_SQS = GOPATH / "src/github.com/aws/aws-sdk-go-v2/service/sqs"
 CACHE = Path(os.environ.get("HOPPER_COMPAT_CACHE", HERE / ".venvs"))
 INSTALL_TIMEOUT = 900
 STAMP = ".hopper-compat-stamp"
@@ -70,6 +76,50 @@ def node_ready() -> Path:
     return NODE_DIR
 
 
+def go_ready() -> Path:
+    """The Go workload's binary, built (once per source, Go and SDK version) against
+    Debian's aws-sdk-go-v2 with GO111MODULE=off: no proxy, no download."""
+    go = shutil.which("go")
+    if go is None:
+        raise SetupError("go must be on PATH for the Go client (Debian: golang-go)")
+    version = go_sdk_version()
+    source = GO_SOURCE.read_bytes()
+    wanted = hashlib.sha256(source + version.encode() + _output([go, "version"]).encode())
+    binary = CACHE / "go" / "sqs-workload"
+    stamp = CACHE / "go" / STAMP
+    with _locked("go"):
+        if stamp.exists() and binary.exists() and stamp.read_text() == wanted.hexdigest():
+            return binary
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        environment = {**os.environ, "GO111MODULE": "off", "GOPATH": str(GOPATH),
+                       "GOFLAGS": "", "GOCACHE": str(CACHE / "go" / "cache")}
+        _run([go, "build", "-ldflags", f"-X main.sdkVersion={version}", "-o", str(binary),
+              str(GO_SOURCE)], "building the Go workload", env=environment)
+        stamp.write_text(wanted.hexdigest())
+    return binary
+
+
+def go_sdk_version() -> str:
+    """service/sqs's version, from the go_module_metadata.go Debian installs with it."""
+    metadata = GO_SQS / "go_module_metadata.go"
+    if not metadata.exists():
+        raise SetupError(f"no {metadata}: install Debian's golang-github-aws-aws-sdk-go-v2-dev")
+    for line in metadata.read_text().splitlines():
+        if "goModuleVersion" in line and '"' in line:
+            return line.split('"')[1]
+    raise SetupError(f"no goModuleVersion in {metadata}")
+
+
+def ruby_ready() -> str:
+    """The ruby interpreter, once it has shown it can load the v1 SDK's AWS::SQS."""
+    ruby = shutil.which("ruby")
+    if ruby is None:
+        raise SetupError("ruby must be on PATH for the Ruby client (Debian: ruby)")
+    _run([ruby, "-e", 'require "aws-sdk"; AWS::SQS::Client'],
+         "loading AWS::SQS (Debian: ruby-aws-sdk)")
+    return ruby
+
+
 @contextlib.contextmanager
 def _locked(name: str) -> Iterator[None]:
     """Hold CACHE/<name>.lock while installing `name` (released when the file closes,
@@ -80,9 +130,17 @@ def _locked(name: str) -> Iterator[None]:
         yield
 
 
-def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
+def _output(command: list[str]) -> str:
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as failure:
+        raise SetupError(f"{' '.join(command)}: {failure}") from failure
+
+
+def _run(command: list[str], what: str, cwd: Path | None = None,
+         env: dict[str, str] | None = None) -> None:
+    try:
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=INSTALL_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired) as failure:
         raise SetupError(f"{what}: {failure}") from failure

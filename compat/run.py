@@ -1,7 +1,8 @@
 """Running one client's workload against a hopper endpoint, and reading its verdict.
 
 A workload prints `client <name> <version...> <protocol>`, then `ok <step> <seconds>`
-per step and `done` at the end, or `FAIL <step>: <why>` and exits non-zero.
+per step (and `gap <step>: <why>` for a step its SDK cannot express) and `done` at the
+end, or `FAIL <step>: <why>` and exits non-zero.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Result:
     version: str = "?"
     ok: bool = False
     steps: list[tuple[str, float]] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)  # steps its SDK cannot express
     failure: str = ""
     output: str = ""
     setup_seconds: float = 0.0
@@ -74,6 +76,11 @@ def _command(client: Client, endpoint: str) -> tuple[list[str], Path]:
     if client.runtime == "node":
         node_dir = envs.node_ready()
         return [shutil.which("node") or "node", client.script, *common], node_dir
+    if client.runtime == "go":
+        return [str(envs.go_ready()), *common], WORKLOADS
+    if client.runtime == "ruby":
+        script = Path(__file__).resolve().parent / "ruby" / client.script
+        return [envs.ruby_ready(), str(script), *common], WORKLOADS
     python = envs.python_for(client)
     if client.name == "awscli":
         common += ["--aws", str(python.parent / "aws")]
@@ -105,5 +112,7 @@ def _read(stdout: str, result: Result) -> None:
         elif head == "ok":
             name, _, seconds = rest.partition(" ")
             result.steps.append((name, float(seconds or 0)))
+        elif head == "gap":
+            result.gaps.append(rest.partition(":")[0])
         elif head == "FAIL":
             result.failure = rest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from starlette.applications import Starlette
 
@@ -18,13 +19,27 @@ from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
 
 
+@dataclass(frozen=True)
+class Assembly:
+    """A server's ASGI app and the service behind it (hopper.testing resets queues
+    through the service)."""
+
+    app: AsgiApp
+    service: QueueService
+
+
 def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> AsgiApp:
-    """The ASGI app for `settings`: the in-memory store unless `database_url` is set,
-    then PostgreSQL (migrated at start-up), or `nats_url`, then JetStream. `actions`
-    replaces the SQS action table (tests only). The store opens in the app's lifespan and
-    closes with it; the queues declared in `settings.config` are created or updated as it
-    opens. Raises
-    SettingsError for unusable credentials or declarations."""
+    """The ASGI app for `settings` (see `assemble`)."""
+    return assemble(settings, actions=actions).app
+
+
+def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> Assembly:
+    """The ASGI app for `settings`, with its service: the in-memory store unless
+    `database_url` is set, then PostgreSQL (migrated at start-up), or `nats_url`, then
+    JetStream. `actions` replaces the SQS action table (tests only). The store opens in
+    the app's lifespan and closes with it; the queues declared in `settings.config` are
+    created or updated as it opens. Raises SettingsError for unusable credentials or
+    declarations."""
     if actions is None:
         from hopper.wire.actions import ACTIONS
 
@@ -61,7 +76,7 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
     rest = Starlette(
         routes=routes(service, settings), lifespan=lifespan, exception_handlers=framework_errors()
     )
-    return front(service, settings, actions, gate, rest)
+    return Assembly(front(service, settings, actions, gate, rest), service)
 
 
 def create_app_from_environment() -> AsgiApp:

@@ -1,7 +1,8 @@
 """The `hopper` command: `hopper serve`, `hopper migrate`, `hopper --version`.
 
-Exit codes: 0 after a clean shutdown (Ctrl-C or SIGTERM), 2 when the settings or the
-database cannot be used (one line on stderr, no traceback), uvicorn's own otherwise.
+Exit codes: 0 after a clean shutdown (Ctrl-C or SIGTERM), 2 when the settings, the
+port, the store or a declared queue cannot be used (one line on stderr, no traceback),
+uvicorn's own otherwise.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,73 +46,88 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hopper", description="An SQS-compatible queue server.")
+    parser = argparse.ArgumentParser(
+        prog="hopper", description="An SQS-compatible queue server.", formatter_class=_Help,
+        epilog="Flags win over HOPPER_* environment variables, which win over the"
+        " [settings] of --config, which win over the defaults.",
+    )
     parser.add_argument("--version", action="version", version=f"hopper {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the server")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--account-id")
-    serve.add_argument("--region")
-    serve.add_argument("--max-body-bytes", type=int)
-    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    serve.add_argument(
-        "--log-format", choices=["text", "json"], help="json: one JSON object per line"
-    )
-    serve.add_argument(
-        "--workers", type=int, help="server processes over one database (default 1)"
-    )
-    serve.add_argument(
-        "--visibility-floor", type=int, metavar="SECONDS",
-        help="raise shorter visibility timeouts to this (default: no floor)",
-    )
-    # store_const with default None: an absent flag leaves the environment in charge.
-    serve.add_argument(
-        "--relaxed-timing", action="store_const", const=True,
-        help="drop AWS's 60-second rules (re-create after delete, purge interval)",
-    )
-    serve.add_argument("--auth", choices=["off", "sigv4"], help="verify AWS SigV4 (default off)")
-    serve.add_argument(
-        "--receipts", choices=RECEIPT_MODES,
-        help="superseded receipts: strict refuses them (default), aws answers as AWS does",
-    )
-    serve.add_argument(
-        "--credentials-file", metavar="FILE",
-        help="TOML [[credentials]]: access_key, secret_key, account_id (--auth sigv4)",
-    )
-    serve.add_argument(
-        "--rate-limit", type=int, metavar="N",
-        help="requests per second per access key (per client address with auth off)",
-    )
-    serve.add_argument(
-        "--config", metavar="FILE", help="TOML file: [settings] and declared [[queues]]"
-    )
-    serve.add_argument(
-        "--declared-queues-only", action="store_const", const=True,
-        help="refuse CreateQueue (but of an existing queue) and DeleteQueue over the API",
-    )
-    serve.add_argument(
-        "--idle-timeout", type=int, metavar="SECONDS",
-        help="close a connection that has not sent a whole request this long after opening"
-        " or after its previous answer (default 15)",
-    )
-    serve.add_argument(
-        "--max-connections", type=int, metavar="N",
-        help="answer 503 to connections beyond N open at once, per process (default: the"
-        " open-files limit less 100)",
-    )
-    serve.add_argument(
-        "--nats-url", metavar="URLS",
-        help="the JetStream store: nats://host:4222[,nats://host2:4222,...]",
-    )
-    serve.add_argument(
-        "--nats-replicas", type=int, metavar="N",
-        help="replicas of every JetStream stream and bucket hopper creates (default 1)",
-    )
-    for command in (serve, commands.add_parser("migrate", help="migrate the database schema")):
-        command.add_argument("--database-url")
-        command.add_argument("--database-schema")
+    serve = commands.add_parser("serve", help="run the server", epilog=parser.epilog,
+                                formatter_class=_Help)
+    for flag, text, extra in _SERVE_OPTIONS:
+        _option(serve, flag, text, **extra)
+    migrate = commands.add_parser("migrate", help="migrate the database schema",
+                                  formatter_class=_Help)
+    for command in (serve, migrate):
+        _option(command, "--database-url", "PostgreSQL to keep the queues in, migrated at"
+                " start-up", none="the in-memory store", metavar="URL")
+        _option(command, "--database-schema", "the schema of hopper's tables",
+                metavar="NAME")
     return parser
+
+
+class _Help(argparse.HelpFormatter):
+    """argparse's help, never wrapping inside us-east-1 or --credentials-file."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+# `hopper serve`'s options but the database's: flag, what it does, argparse's extras
+# (`none`: what no value means). Each help line ends with its environment variable and
+# default, taken from Settings, so the two cannot disagree.
+_SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("--host", "address to listen on (0.0.0.0: every interface)", {}),
+    ("--port", "port to listen on", {"type": int}),
+    ("--account-id", "the account of requests with auth off, and of queue URLs and ARNs",
+     {"metavar": "ID"}),
+    ("--region", "this server's region: its queue URLs are short, other regions' name"
+     " theirs", {}),
+    ("--max-body-bytes", "largest request body read", {"type": int, "metavar": "N"}),
+    ("--log-level", "least important log lines written",
+     {"choices": ["debug", "info", "warning", "error"]}),
+    ("--log-format", "json: one JSON object per line", {"choices": ["text", "json"]}),
+    ("--workers", "server processes on one port (needs --database-url or --nats-url)",
+     {"type": int, "metavar": "N"}),
+    ("--visibility-floor", "raise shorter visibility timeouts to this",
+     {"type": int, "metavar": "SECONDS", "none": "no floor"}),
+    # store_const with default None: an absent flag leaves the environment in charge.
+    ("--relaxed-timing", "drop AWS's 60-second rules (re-create after delete, purge"
+     " interval)", {"action": "store_const", "const": True}),
+    ("--auth", "sigv4: verify AWS Signature V4 against --credentials-file",
+     {"choices": ["off", "sigv4"]}),
+    ("--receipts", "superseded receipts: strict refuses them, aws answers as AWS does",
+     {"choices": RECEIPT_MODES}),
+    ("--credentials-file", "TOML [[credentials]]: access_key, secret_key, account_id"
+     " (--auth sigv4)", {"metavar": "FILE", "none": "HOPPER_CREDENTIALS holds them inline"}),
+    ("--rate-limit", "requests per second per access key (per client address with auth"
+     " off)", {"type": int, "metavar": "N", "none": "no limit"}),
+    ("--config", "TOML file: [settings] and declared [[queues]]", {"metavar": "FILE"}),
+    ("--declared-queues-only", "refuse CreateQueue (but of an existing queue) and"
+     " DeleteQueue over the API", {"action": "store_const", "const": True}),
+    ("--idle-timeout", "close a connection that has not sent a whole request this long"
+     " after opening or after its previous answer", {"type": int, "metavar": "SECONDS"}),
+    ("--max-connections", "answer 503 to connections beyond N open at once, per process",
+     {"type": int, "metavar": "N", "none": "the open-files limit less 100"}),
+    ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]",
+     {"metavar": "URLS"}),
+    ("--nats-replicas", "replicas of every JetStream stream and bucket hopper creates",
+     {"type": int, "metavar": "N"}),
+)
+
+
+def _option(parser: argparse.ArgumentParser, flag: str, text: str, *, none: str = "none",
+            **extra: Any) -> None:
+    """Add `flag`, its help ending with its HOPPER_* variable and Settings' default."""
+    name = flag.removeprefix("--").replace("-", "_")
+    default = getattr(Settings(), name)
+    if isinstance(default, bool):
+        shown = "on" if default else "off"
+    else:
+        shown = none if default is None else str(default)
+    parser.add_argument(flag, help=f"{text} [env HOPPER_{name.upper()}; default: {shown}]",
+                        **extra)
 
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -141,37 +159,34 @@ def _migrated(settings: Settings) -> list[str] | None:
 
 
 def _serve(settings: Settings) -> int:
-    import uvicorn
-
-    from hopper.app import create_app
+    from hopper import serving
 
     refusal = _workers_refusal(settings)
     if refusal is not None:
         print(f"hopper: {refusal}", file=sys.stderr)
         return EXIT_UNUSABLE
-    if settings.database_url is not None:
-        # Checked before uvicorn starts, so an unreachable database is one clear line.
-        if _migrated(settings) is None:
+    try:
+        # Bound first: a port in use is one line, before the store is touched.
+        sock = serving.bind(settings.host, settings.port)
+    except serving.StartRefused as refused:
+        print(f"hopper: {refused}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    with sock:
+        try:
+            return _serve_on(settings, sock)
+        except serving.StartRefused as refused:
+            print(refused, file=sys.stderr)
             return EXIT_UNUSABLE
-        where = describe_database(settings.database_url)
-        log.info(
-            "hopper: PostgreSQL store at %s schema %s, schema version %s",
-            where, settings.database_schema, schema_version(),
-        )
-    elif settings.nats_url is not None:
-        # Checked before uvicorn starts, so an unreachable JetStream is one clear line.
-        problem = _jetstream_problem(settings)
-        if problem is not None:
-            where = settings.nats_url
-            print(f"hopper: cannot use JetStream at {where}: {problem}", file=sys.stderr)
-            return EXIT_UNUSABLE
-        log.info(
-            "hopper: JetStream store at %s, %d replica(s)",
-            settings.nats_url, settings.nats_replicas,
-        )
-    else:
-        log.info("hopper: in-memory store (messages are lost on exit)")
-    log.info("hopper: listening on http://%s:%d", settings.host, settings.port)
+
+
+def _serve_on(settings: Settings, sock: socket.socket) -> int:
+    """Serve on the bound `sock`; 0 after a clean shutdown, EXIT_UNUSABLE after saying
+    why the store, the settings or a declared queue cannot be used."""
+    from hopper import serving
+    from hopper.app import create_app
+
+    if not _store_usable(settings):
+        return EXIT_UNUSABLE
     options: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
@@ -206,14 +221,43 @@ def _serve(settings: Settings) -> int:
             limits.max_connections, limits.idle_timeout,
         )
     if settings.workers > 1:
-        return _serve_workers(settings, options)
-    config = uvicorn.Config(app, **options)
+        # Started once here, so a declared queue the store refuses is one line, not
+        # every worker failing alike.
+        serving.started_once(app)
+        return _serve_workers(settings, sock, options)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to
     # the handler that was installed before it; a clean shutdown should exit 0 instead.
     for handled in (signal.SIGINT, signal.SIGTERM):
         signal.signal(handled, lambda *_: None)
-    uvicorn.Server(config).run()
+    serving.run(app, sock, settings.host, options)
     return 0
+
+
+def _store_usable(settings: Settings) -> bool:
+    """Say which store serves; False after saying why it cannot be used."""
+    if settings.database_url is not None:
+        # Checked before uvicorn starts, so an unreachable database is one clear line.
+        if _migrated(settings) is None:
+            return False
+        where = describe_database(settings.database_url)
+        log.info(
+            "hopper: PostgreSQL store at %s schema %s, schema version %s",
+            where, settings.database_schema, schema_version(),
+        )
+    elif settings.nats_url is not None:
+        # Checked before uvicorn starts, so an unreachable JetStream is one clear line.
+        problem = _jetstream_problem(settings)
+        if problem is not None:
+            where = settings.nats_url
+            print(f"hopper: cannot use JetStream at {where}: {problem}", file=sys.stderr)
+            return False
+        log.info(
+            "hopper: JetStream store at %s, %d replica(s)",
+            settings.nats_url, settings.nats_replicas,
+        )
+    else:
+        log.info("hopper: in-memory store (messages are lost on exit)")
+    return True
 
 
 def _http_protocol() -> Any:
@@ -285,12 +329,11 @@ def _workers_refusal(settings: Settings) -> str | None:
     return None
 
 
-def _serve_workers(settings: Settings, options: dict[str, Any]) -> int:
-    """N uvicorn worker processes on one socket, supervised by this one (which restarts a
-    worker that dies). Each worker builds its app from the settings passed down as
-    `HOPPER_*` variables; the database was migrated once, above."""
-    import uvicorn
-
+def _serve_workers(settings: Settings, sock: socket.socket, options: dict[str, Any]) -> int:
+    """N uvicorn worker processes on the bound socket, supervised by this one. Each
+    worker builds its app from the settings passed down as `HOPPER_*` variables; the
+    database was migrated once, above."""
+    from hopper import serving
     from hopper.settings import as_environment
 
     os.environ.update(as_environment(settings))
@@ -298,14 +341,7 @@ def _serve_workers(settings: Settings, options: dict[str, Any]) -> int:
     directory = tempfile.mkdtemp(prefix="hopper-metrics-")
     os.environ[metrics.MULTIPROCESS_VARIABLE] = directory
     try:
-        # uvicorn's supervisor handles SIGINT/SIGTERM itself: it stops the workers and
-        # returns.
-        uvicorn.run(
-            "hopper.app:create_app_from_environment",
-            factory=True,
-            workers=settings.workers,
-            **options,
-        )
+        serving.run_workers(sock, settings.host, options, settings.workers)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return 0

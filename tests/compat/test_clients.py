@@ -40,3 +40,4 @@ def test_client_runs_the_workload_against_hopper(hopper: str, client: Client):
     result = run_client(client, hopper)
     assert result.ok, result.explain()
     assert result.protocol == client.protocol, result.explain()
+    assert tuple(result.gaps) == client.gaps, result.explain()

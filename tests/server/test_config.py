@@ -223,21 +223,3 @@ def test_an_unusable_config_file_stops_start_up_with_one_line(tmp_path, text, co
     assert done.returncode != 0
     assert complaint in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
-
-
-def test_a_declaration_the_store_refuses_stops_start_up(tmp_path):
-    # Found only once the store is open (inside the server's start-up), so it comes
-    # with uvicorn's start-up failure report rather than alone on one line.
-    config = tmp_path / "bad.toml"
-    config.write_text(
-        '[[queues]]\nname = "q"\ndead_letter = { queue = "missing", max_receive_count = 2 }\n'
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "hopper", "serve", "--port", "0", "--config", str(config)],
-        env=server_environment(), capture_output=True, text=True, timeout=30,
-    )
-    assert done.returncode != 0
-    assert (
-        "declared queue q: Invalid value for the parameter RedrivePolicy. Reason: "
-        "Dead letter target does not exist."
-    ) in done.stderr + done.stdout
