@@ -101,7 +101,7 @@ def queue_key(request: Request, who: Caller, home: str) -> QueueKey:
         raise Problem(400, "account and queue must be printable text", "InvalidParameterValue")
     key = QueueKey(account, name)
     if not who.sees(key, home):
-        raise Problem(404, f"no queue {name} in account {account}", "QueueDoesNotExist")
+        raise QueueNotFound(key)  # answered exactly as a queue that does not exist
     return key
 
 

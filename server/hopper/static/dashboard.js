@@ -132,6 +132,7 @@ async function refreshList() {
 
 // --- a queue's page --------------------------------------------------------------------
 
+// `series` are point members; the title says the last depth, or a count's total.
 function chart(points, series) {
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
@@ -151,8 +152,12 @@ function chart(points, series) {
     });
     line.setAttribute("points", coordinates.join(" "));
     svg.appendChild(line);
-    const last = [...points].reverse().find((p) => p[name] !== null && p[name] !== undefined);
-    summary.push(`${name} now ${last ? last[name] : "–"}`);
+    if (name === "depth") {
+      const last = [...points].reverse().find((p) => p[name] !== null && p[name] !== undefined);
+      summary.push(`depth now ${last ? last.depth : "–"}`);
+    } else {
+      summary.push(`${name} ${points.reduce((sum, p) => sum + p[name], 0)} in the last hour`);
+    }
   }
   const title = document.createElementNS(ns, "title");
   title.textContent = `${summary.join(", ")}; highest shown ${top}`;
@@ -357,6 +362,7 @@ $("messages-refresh").addEventListener("click", () => refreshMessages().catch(()
 // --- routing and the refresh loop ------------------------------------------------------
 
 function route() {
+  if (!$("login").hidden) return null; // signed out: nothing shows until signed in
   const match = location.hash.match(/^#\/queue\/([^/]+)\/([^/]+)$/);
   current = match ? { account: decodeURIComponent(match[1]), name: decodeURIComponent(match[2]) } : null;
   $("list").hidden = current !== null;
@@ -376,7 +382,9 @@ async function refresh(withMessages) {
     else await Promise.all([refreshQueue(), withMessages ? refreshMessages() : null]);
     document.body.dataset.loaded = "true";
   } catch (error) {
-    if (!(error instanceof NotSignedIn)) status(`cannot reach hopper: ${error.message}`, true);
+    if (error instanceof NotSignedIn) return;
+    // fetch itself fails (TypeError) when the server cannot be reached.
+    status(error instanceof TypeError ? `cannot reach hopper: ${error.message}` : error.message, true);
   }
 }
 
