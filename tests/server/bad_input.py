@@ -464,7 +464,7 @@ DASHBOARD_QUERIES = [
     f"/dashboard/api/queues/{ACCOUNT}/%ED%A0%80",
     f"/dashboard/api/queues/{ACCOUNT}/%ED%A0%80/messages",
     f"/dashboard/api/queues/{ACCOUNT}/" + "q" * 5_000,
-    f"/dashboard/api/queues/{ACCOUNT}/corpus/messages/%00",
+    f"/dashboard/api/queues/{ACCOUNT}/corpus%01/messages",
 ]
 
 
