@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -9,12 +11,16 @@ from dataclasses import dataclass
 from starlette.applications import Starlette
 
 from hopper.auth.gate import from_settings
+from hopper.console.api import Console
+from hopper.console.history import History, sample_depths
+from hopper.core.events import Broadcast
 from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
 from hopper.observability.metrics import Recorder
+from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
 
@@ -49,13 +55,18 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         actions = guarded(actions)
     floor = settings.visibility_floor
     store = make_store(settings)
+    history = History()
     service = QueueService(
         store,
         enforce_timing_rules=not settings.relaxed_timing,
         visibility_floor=None if floor is None else float(floor),
-        events=Recorder(store.dead_lettered),
+        events=Broadcast(Recorder(store.dead_lettered), history),
         receipts=ReceiptMode(settings.receipts),
     )
+    counts = Counts(service)
+    gate = from_settings(settings)
+    keys = None if gate is None else gate.keys
+    console = Console(service, counts, history, keys=keys, home=settings.region)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -64,17 +75,22 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
 
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
+        sampler = asyncio.create_task(sample_depths(history, service, counts))
         try:
             if declared:
                 await apply(service, declared)
             with drained_on_signals(service.drain):
                 yield
         finally:
+            sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sampler
             await service.close()
 
-    gate = from_settings(settings)
     rest = Starlette(
-        routes=routes(service, settings), lifespan=lifespan, exception_handlers=framework_errors()
+        routes=routes(service, counts, console.routes()),
+        lifespan=lifespan,
+        exception_handlers=framework_errors(),
     )
     return Assembly(front(service, settings, actions, gate, rest), service)
 

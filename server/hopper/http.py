@@ -108,10 +108,10 @@ def front(
     return app
 
 
-def routes(service: QueueService, settings: Settings) -> list[BaseRoute]:
-    """Starlette's routes: `/health`, `/metrics`, the dashboard (and `/` for a browser);
-    other paths are unknown operations. SQS calls never reach these (see `front`)."""
-    counts = Counts(service)
+def routes(service: QueueService, counts: Counts, console: Sequence[BaseRoute]) -> list[BaseRoute]:
+    """Starlette's routes: `/health`, `/metrics`, the console's page (and `/` for a
+    browser) and its API (`console`); other paths are unknown operations. SQS calls
+    never reach these (see `front`)."""
 
     async def metrics(request: Request) -> Response:
         try:
@@ -123,7 +123,8 @@ def routes(service: QueueService, settings: Settings) -> list[BaseRoute]:
     return [
         Route("/health", _health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        *dashboard.routes(service, counts, peek_allowed=settings.auth == "off"),
+        *dashboard.routes(),
+        *console,
         Route("/", dashboard.page, methods=["GET"]),
         Route("/{rest:path}", _unknown_path, methods=_EVERY_METHOD),
     ]

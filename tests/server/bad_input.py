@@ -459,12 +459,12 @@ def _json_oddities() -> list[Case]:
 
 
 DASHBOARD_QUERIES = [
-    "/dashboard/peek?account=%00&queue=q",
-    f"/dashboard/peek?account={ACCOUNT}&queue=%00",
-    f"/dashboard/peek?account={ACCOUNT}&queue=%ED%A0%80",
-    f"/dashboard/peek?account={ACCOUNT}&queue=corpus&limit=%C2%B2",
-    f"/dashboard/peek?account={ACCOUNT}&queue=corpus&limit=" + "9" * 5_000,
-    f"/dashboard/peek?account={ACCOUNT}&queue=" + "q" * 5_000,
+    "/dashboard/api/queues/%00/q/messages",
+    f"/dashboard/api/queues/{ACCOUNT}/%00/messages",
+    f"/dashboard/api/queues/{ACCOUNT}/%ED%A0%80",
+    f"/dashboard/api/queues/{ACCOUNT}/%ED%A0%80/messages",
+    f"/dashboard/api/queues/{ACCOUNT}/" + "q" * 5_000,
+    f"/dashboard/api/queues/{ACCOUNT}/corpus%01/messages",
 ]
 
 

@@ -1,26 +1,25 @@
-"""The dashboard in a real headless browser (Debian's chromium, driven by Selenium
-through chromium-driver; nothing is downloaded), on every store, plus its routes
-next to SQS's own on `/`."""
+"""The console in a real headless browser (Debian's chromium, driven by Selenium
+through chromium-driver; nothing is downloaded), on the in-memory store and on
+PostgreSQL, without auth and with `--auth sigv4`: one walk through its pages and
+every action, and with auth on, that a tenant's page shows nothing of another's."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import httpx
 import pytest
 
-from .processes import start_hopper
+from .consoles import TENANT_A, TENANT_B, Server, console_server, dead_letter_pair, depth, unique
 
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
 # The time the page may take to show what the server holds (it refreshes every 2 s).
 SHOWN_WITHIN = 15
+SERVERS = ["memory-off", "postgres-off", "memory-sigv4", "postgres-sigv4"]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,7 @@ def browser() -> Iterator[object]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--disable-gpu"):
+                     "--window-size=1280,1600", "--disable-gpu"):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     try:
@@ -46,92 +45,185 @@ def browser() -> Iterator[object]:
         driver.quit()
 
 
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+@pytest.fixture(scope="module", params=SERVERS)
+def server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    store, auth = request.param.split("-")
+    with console_server(store, auth == "sigv4") as server:
+        yield server
 
 
-def make_dead_letter(sqs, body: str) -> tuple[str, str, str, str]:
-    """A source queue with a dead-letter queue holding one message with `body`."""
-    dlq_name, source_name = unique("dash-dlq"), unique("dash-src")
-    dlq = sqs.create_queue(QueueName=dlq_name)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]
-    policy = {"deadLetterTargetArn": arn["QueueArn"], "maxReceiveCount": "1"}
-    source = sqs.create_queue(
-        QueueName=source_name, Attributes={"RedrivePolicy": json.dumps(policy)}
-    )["QueueUrl"]
-    sqs.send_message(QueueUrl=source, MessageBody=body)
-    sqs.receive_message(QueueUrl=source, VisibilityTimeout=0)
-    assert "Messages" not in sqs.receive_message(QueueUrl=source)  # moved it
-    return source_name, source, dlq_name, dlq
+class Page:
+    """The console in the browser, with the few moves the tests make."""
+
+    def __init__(self, browser, server: Server) -> None:
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        self.browser, self.server = browser, server
+        self.wait = WebDriverWait(browser, SHOWN_WITHIN)
+
+    def find(self, css: str):
+        from selenium.webdriver.common.by import By
+
+        return self.browser.find_element(By.CSS_SELECTOR, css)
+
+    def all(self, css: str):
+        from selenium.webdriver.common.by import By
+
+        return self.browser.find_elements(By.CSS_SELECTOR, css)
+
+    def open(self, tenant=TENANT_A, hash_: str = "") -> None:
+        self.browser.get(f"{self.server.url}/dashboard")
+        self.browser.execute_script("sessionStorage.clear()")
+        self.browser.get(f"{self.server.url}/dashboard{hash_}")
+        if self.server.auth:
+            self.wait.until(lambda _: self.find("#login").is_displayed())
+            self.find("#access-key").send_keys(tenant[0])
+            self.find("#secret-key").send_keys(tenant[1])
+            self.find("#login-form button[type=submit]").click()
+            self.wait.until(lambda _: self.find("#who").text == f"account {tenant[2]}")
+        self.wait.until(lambda _: self.browser.execute_script("return document.body.dataset.loaded"))
+
+    def text(self, css: str) -> str:
+        # In one call: the page may replace the element between two WebDriver calls.
+        return self.browser.execute_script(
+            "const node = document.querySelector(arguments[0]);"
+            " return node ? node.innerText : '';", css
+        )
+
+    def click(self, css: str) -> None:
+        """Click `css`, looked up again if a refresh replaced it in between."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        def clicked(_: object) -> bool:
+            try:
+                self.find(css).click()
+            except StaleElementReferenceException:
+                return False
+            return True
+
+        self.wait.until(clicked)
+
+    def messages(self) -> dict[str, str]:
+        """Body -> the state cell's text, of the browser's rows."""
+        # Read in one go: the page may replace the rows between two WebDriver calls.
+        pairs = self.browser.execute_script(
+            "return [...document.querySelectorAll('#messages tbody tr')].map((row) =>"
+            " [row.querySelector('td.body:not(.attributes)').textContent,"
+            "  row.querySelector('td.state').innerText])"
+        )
+        return dict(pairs)
+
+    def refresh_messages(self) -> None:
+        before = self.find("#messages").get_attribute("data-loaded")
+        self.find("#messages-refresh").click()
+        self.wait.until(lambda _: self.find("#messages").get_attribute("data-loaded") != before)
 
 
-def test_the_dashboard_shows_live_queue_data_and_peeks_at_dead_letters(
-    browser, sqs, endpoint, tmp_path: Path
+def test_the_console_walks_through_a_queue_and_every_action(
+    browser, server: Server, tmp_path: Path
 ) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
+    sqs = server.sqs()
     dead_body = "<b>order 42 failed</b> & stays text"
-    source_name, source, dlq_name, dlq = make_dead_letter(sqs, dead_body)
-    for n in range(3):
-        sqs.send_message(QueueUrl=source, MessageBody=f"job {n}")
+    source_name, source, dlq_name, dlq = dead_letter_pair(sqs, dead=3, body=dead_body)
+    sqs.send_message(QueueUrl=source, MessageBody="in flight")
+    sqs.receive_message(QueueUrl=source, VisibilityTimeout=600)
+    sqs.send_message(QueueUrl=source, MessageBody="waiting")
+    sqs.send_message(QueueUrl=source, MessageBody="delayed", DelaySeconds=600)
+    page = Page(browser, server)
+    page.open()
 
-    browser.get(f"{endpoint}/")
-    wait = WebDriverWait(browser, SHOWN_WITHIN)
+    # The list: counts and relations, live.
+    row = f'tr[data-queue="{source_name}"]'
+    page.wait.until(lambda _: page.text(f"{row} td.visible") == "1")
+    assert page.text(f"{row} td.in-flight") == "1" and page.text(f"{row} td.delayed") == "1"
+    assert f"→ {dlq_name}" in page.text(row) and "3 dead" in page.text(row)
+    assert f"dead-letter queue of {source_name}" in page.text(f'tr[data-queue="{dlq_name}"]')
 
-    def cell(queue: str, name: str) -> str:
-        rows = browser.find_elements(By.CSS_SELECTOR, f'tr[data-queue="{queue}"] td.{name}')
-        return rows[0].text if rows else ""
+    # The source's page: attributes, relations, charts from the server's history, and
+    # the message browser over every state.
+    page.find(f"{row} td.name a").click()
+    page.wait.until(lambda _: page.text("#queue-name") == source_name)
+    page.wait.until(lambda _: page.all("#messages tbody tr"))
+    assert "RedrivePolicy" in page.text("#attributes")
+    assert f"Dead letters go to {dlq_name} after 1 receives" in page.text("#relations")
+    flow = page.find("#chart-flow svg title").get_attribute("textContent")
+    assert "sent 6 in the last hour" in flow  # the three dead ones, and three since: the server's history
+    assert page.find("#chart-depth polyline").get_attribute("points")
+    assert page.messages() == {"in flight": "in flight", "waiting": "visible", "delayed": "delayed"}
 
-    wait.until(lambda _: cell(source_name, "visible") == "3")
-    assert cell(source_name, "in-flight") == "0"
-    source_row = browser.find_element(By.CSS_SELECTOR, f'tr[data-queue="{source_name}"]')
-    assert f"→ {dlq_name}" in source_row.text
-    assert "1 dead" in source_row.text
-    dlq_row = browser.find_element(By.CSS_SELECTOR, f'tr[data-queue="{dlq_name}"]')
-    assert f"dead-letter queue of {source_name}" in dlq_row.text
+    # Send, with an attribute.
+    page.find("#send-body").send_keys("sent from the browser")
+    page.find("#add-attribute").click()
+    page.find(".attribute-name").send_keys("origin")
+    page.find(".attribute-value").send_keys("console")
+    page.find("#send").click()
+    page.wait.until(lambda _: page.text("#send-result").startswith("sent "))
+    page.wait.until(lambda _: "sent from the browser" in page.messages())
+    assert "origin (String) = console" in page.text("#messages")
 
-    # Live refresh: what the server holds now shows up without a reload, and the
-    # depth chart gains a sample per refresh.
-    sqs.send_message_batch(
-        QueueUrl=source, Entries=[{"Id": str(n), "MessageBody": "more"} for n in range(4)]
-    )
-    wait.until(lambda _: cell(source_name, "visible") == "7")
-    points = source_row_points(browser, source_name)
-    assert len(points) >= 2 and points[-1] != points[0]
+    # Delete one message (two clicks), the one in flight.
+    delete = page.find('#messages tr[data-state="in_flight"] button.delete-message')
+    delete.click()
+    assert delete.text == "really delete?"
+    delete.click()
+    page.wait.until(lambda _: "in flight" not in page.messages())
+    assert depth(sqs, source) == 3
 
-    dlq_row = browser.find_element(By.CSS_SELECTOR, f'tr[data-queue="{dlq_name}"]')
-    dlq_row.find_element(By.CSS_SELECTOR, "button.peek").click()
-    wait.until(lambda _: browser.find_element(By.ID, "peek").get_attribute("data-count") == "1")
-    peeked = browser.find_element(By.ID, "peek-messages").text
-    assert dead_body in peeked  # as text: the markup was not interpreted
-    assert not browser.find_elements(By.CSS_SELECTOR, "#peek-messages b")
-    assert source_name in peeked
+    # Purge, confirmed.
+    page.find("#purge").click()
+    assert page.find("#purge-confirm").is_displayed()
+    page.find("#purge-yes").click()
+    page.wait.until(lambda _: page.text("#purge-result") == f"purged {source_name}")
+    page.wait.until(lambda _: not page.all("#messages tbody tr"))
+    assert depth(sqs, source) == 0
 
-    screenshot = tmp_path / "dashboard.png"
+    # The dead-letter queue: dead messages shown as text, a slow redrive cancelled,
+    # then a redrive back to the source.
+    browser.get(f"{server.url}/dashboard#/queue/{server.account()}/{dlq_name}")
+    page.wait.until(lambda _: page.text("#queue-name") == dlq_name)
+    page.wait.until(lambda _: len(page.all("#messages tbody tr")) == 3)
+    assert dead_body in page.text("#messages") and not page.all("#messages td b")
+    assert f"dead (from {source_name})" in page.text("#messages")
+    page.find("#redrive-rate").send_keys("1")
+    page.find("#redrive-start").click()
+    page.wait.until(lambda _: page.all("#tasks button.cancel-task"))
+    page.click("#tasks button.cancel-task")
+    page.wait.until(lambda _: page.text("#tasks td.task-status") == "CANCELLED")
+    page.find("#redrive-rate").clear()
+    page.find("#redrive-start").click()
+    page.wait.until(lambda _: page.text("#tasks td.task-status") == "COMPLETED")
+    # The second task moved all the first one (cancelled after a message or two) left.
+    moved, _, total = page.text("#tasks td.progress").partition(" of ")
+    assert moved == total and 1 <= int(total) <= 3
+    assert depth(sqs, dlq) == 0 and depth(sqs, source) == 3
+
+    screenshot = tmp_path / "console.png"
     assert browser.save_screenshot(str(screenshot))
     assert screenshot.read_bytes().startswith(b"\x89PNG") and screenshot.stat().st_size > 10_000
 
-    # The peek received nothing: the dead message is still visible, never delivered.
-    attributes = sqs.get_queue_attributes(
-        QueueUrl=dlq,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    assert attributes == {
-        "ApproximateNumberOfMessages": "1", "ApproximateNumberOfMessagesNotVisible": "0"
-    }
-    [dead] = sqs.receive_message(
-        QueueUrl=dlq, MessageSystemAttributeNames=["ApproximateReceiveCount"]
-    )["Messages"]
-    # One receive from the source, carried over, and this one.
-    assert dead["Attributes"]["ApproximateReceiveCount"] == "2"
 
-
-def source_row_points(browser, queue: str) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    line = browser.find_element(By.CSS_SELECTOR, f'tr[data-queue="{queue}"] svg polyline')
-    return (line.get_attribute("points") or "").split()
+@pytest.mark.parametrize("server", [s for s in SERVERS if s.endswith("sigv4")], indirect=True)
+def test_with_auth_a_tenant_page_shows_nothing_of_another_tenant(browser, server: Server) -> None:
+    theirs = server.sqs(TENANT_B)
+    secret_name = unique("tenant-b")
+    secret_url = theirs.create_queue(QueueName=secret_name)["QueueUrl"]
+    theirs.send_message(QueueUrl=secret_url, MessageBody="b's own secret")
+    mine = unique("tenant-a")
+    server.sqs(TENANT_A).create_queue(QueueName=mine)
+    page = Page(browser, server)
+    page.open(TENANT_A)
+    page.wait.until(lambda _: page.all(f'tr[data-queue="{mine}"]'))
+    assert secret_name not in page.text("#queues")
+    # B's queue page, asked for by name: nothing but "does not exist".
+    browser.get(f"{server.url}/dashboard#/queue/{TENANT_B[2]}/{secret_name}")
+    page.wait.until(lambda _: "does not exist" in page.text("#status"))
+    assert "b's own secret" not in browser.page_source
+    assert not page.all("#messages tbody tr")
+    # Signed out, the page asks again and shows nothing.
+    page.find("#sign-out").click()
+    assert page.find("#login").is_displayed() and not page.find("#list").is_displayed()
+    assert httpx.get(f"{server.url}/dashboard/api/queues").status_code == 401
+    assert depth(theirs, secret_url) == 1
 
 
 def test_a_browser_on_slash_gets_the_page_and_sqs_clients_do_not(sqs, endpoint) -> None:
@@ -149,43 +241,3 @@ def test_a_browser_on_slash_gets_the_page_and_sqs_clients_do_not(sqs, endpoint) 
     assert "<ListQueuesResponse" in listed.text
     # And SQS's POST / is untouched.
     assert sqs.list_queues()["ResponseMetadata"]["HTTPStatusCode"] == 200
-
-
-def test_peek_refuses_bad_limits_and_unknown_queues(sqs, endpoint) -> None:
-    name = unique("peeked")
-    sqs.create_queue(QueueName=name)
-    base = f"{endpoint}/dashboard/peek"
-    account = "000000000000"
-    for limit, status in (("0", 400), ("101", 400), ("ten", 400), ("100", 200), ("1", 200)):
-        response = httpx.get(base, params={"account": account, "queue": name, "limit": limit})
-        assert response.status_code == status, (limit, response.text)
-    assert httpx.get(base, params={"account": account, "queue": unique("no")}).status_code == 404
-    assert httpx.get(base, params={"queue": name}).status_code == 400
-
-
-def test_with_sigv4_auth_the_unauthenticated_dashboard_shows_no_message_bodies(
-    tmp_path: Path,
-) -> None:
-    keys = tmp_path / "credentials.toml"
-    keys.write_text(
-        '[[credentials]]\naccess_key = "AKIDDASH"\nsecret_key = "s"\naccount_id = "111111111111"\n'
-    )
-    server = start_hopper(
-        "--auth", "sigv4", "--credentials-file", str(keys), log=tmp_path / "hopper.log"
-    )
-    try:
-        signed = boto3.client(
-            "sqs", endpoint_url=server.url, region_name="us-east-1",
-            aws_access_key_id="AKIDDASH", aws_secret_access_key="s",
-        )
-        signed.create_queue(QueueName="private")
-        peek = httpx.get(
-            f"{server.url}/dashboard/peek", params={"account": "111111111111", "queue": "private"}
-        )
-        assert peek.status_code == 403
-        assert "--auth sigv4" in peek.json()["error"]
-        listed = httpx.get(f"{server.url}/dashboard/queues").json()["queues"]
-        assert [queue["name"] for queue in listed] == ["private"]
-    finally:
-        code = server.stop()
-    assert code == 0, server.output()

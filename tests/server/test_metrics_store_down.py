@@ -35,12 +35,12 @@ def test_an_unreachable_store_is_a_503_until_it_is_back(tmp_path: Path) -> None:
             scrape = httpx.get(f"{server.url}/metrics")
             assert scrape.status_code == 503
             assert "the store is unavailable" in scrape.text
-            feed = httpx.get(f"{server.url}/dashboard/queues")
+            feed = httpx.get(f"{server.url}/dashboard/api/queues")
             assert feed.status_code == 503
             assert "the store is unavailable" in feed.json()["error"]
             rename_schema(dsn, "away", SERVER_SCHEMA)
             assert httpx.get(f"{server.url}/metrics").status_code == 200
-            assert httpx.get(f"{server.url}/dashboard/queues").status_code == 200
+            assert httpx.get(f"{server.url}/dashboard/api/queues").status_code == 200
         finally:
             code = server.stop()
     assert code == 0, server.output()

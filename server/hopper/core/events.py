@@ -35,3 +35,23 @@ class NoEvents:
 
     def deleted(self, key: QueueKey, count: int) -> None:
         pass
+
+
+class Broadcast:
+    """Every event to each of several observers (the metrics and the console's
+    history), in order."""
+
+    def __init__(self, *observers: Events) -> None:
+        self._observers = observers
+
+    def sent(self, key: QueueKey, count: int) -> None:
+        for observer in self._observers:
+            observer.sent(key, count)
+
+    def received(self, key: QueueKey, deliveries: Sequence[Delivery]) -> None:
+        for observer in self._observers:
+            observer.received(key, deliveries)
+
+    def deleted(self, key: QueueKey, count: int) -> None:
+        for observer in self._observers:
+            observer.deleted(key, count)

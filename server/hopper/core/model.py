@@ -178,14 +178,16 @@ class Delivery:
 
 @dataclass(frozen=True)
 class PeekedMessage:
-    """A message as an operator sees it without receiving it (the dashboard's peek):
+    """A message as an operator sees it without receiving it (the console's browser):
     nothing about it changed by looking. `first_received_at` is None before its first
-    delivery; `visible_at` is when it is (or was) receivable."""
+    delivery; `visible_at` is when it is (or was) receivable; `token` is the fencing
+    token of its latest delivery (0: never delivered in this queue)."""
 
     message: StoredMessage
     receive_count: int
     visible_at: float
     first_received_at: float | None = None
+    token: int = 0
 
 
 class ReceiptOutcome(enum.Enum):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from hopper.core import limits
 from hopper.core.errors import InvalidParameter
@@ -58,9 +58,14 @@ def page_of(keys: list[QueueKey], size: int, *, paged: bool) -> QueuePage:
     return QueuePage(keys=keys, next_token=token)
 
 
-async def all_queues(store: QueueStore, page: int = 1000) -> AsyncIterator[QueueRecord]:
-    """Every queue of every account, by account then name, read `page` at a time."""
+async def all_queues(
+    store: QueueStore, page: int = 1000, *, keep: Callable[[str], bool] | None = None
+) -> AsyncIterator[QueueRecord]:
+    """Every queue of every account (or of the accounts `keep` keeps), by account then
+    name, read `page` at a time."""
     for account in await store.accounts():
+        if keep is not None and not keep(account):
+            continue
         after: str | None = None
         while True:
             records = await store.list_queues(account, after=after, limit=page)

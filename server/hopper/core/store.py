@@ -258,7 +258,16 @@ class QueueStore(Protocol):
         """Up to `limit` unexpired messages of the queue, oldest first (send order),
         whatever their state (visible, in flight, delayed), read without changing
         anything: receive counts, tokens, leases and visibility stay as they were, so
-        a peek is never a delivery. Raises QueueNotFound."""
+        a peek is never a delivery. Each carries its current fencing token. Raises
+        QueueNotFound."""
+        ...
+
+    async def discard(self, key: QueueKey, message_id: str, *, now: float | None) -> bool:
+        """Delete the one message of this id from the queue, whatever its state (visible,
+        in flight, delayed), with no receipt: an operator's removal of one message. Its
+        live deduplication key is freed and, on a FIFO queue, its group is no longer held
+        by it; a receipt of it then finds it GONE. Returns False when the queue holds no
+        such unexpired message (nothing changed). Raises QueueNotFound."""
         ...
 
     async def accounts(self) -> list[str]:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hopper.core import pages
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import QueueKey, QueueRecord, QueueStats
 from hopper.core.service import QueueService
@@ -80,15 +81,19 @@ class Counts:
             del self._measured[key]
 
 
-async def overview(service: QueueService, counts: Counts) -> list[QueueView]:
-    """Every queue of every account, by account then name."""
+async def overview(
+    service: QueueService, counts: Counts, *, keep: Callable[[str], bool] | None = None
+) -> list[QueueView]:
+    """Every queue of every account, by account then name; with `keep`, of the store
+    accounts it keeps only (a tenant's own: nothing of the others is read)."""
     stats: dict[QueueKey, tuple[QueueRecord, QueueStats]] = {}
-    async for record in service.all_queues():
+    async for record in pages.all_queues(service.store, keep=keep):
         try:
             stats[record.key] = (record, await counts.stats(record.key))
         except QueueNotFound:
             continue  # deleted while we looked
-    counts.keep_only(set(stats))
+    if keep is None:
+        counts.keep_only(set(stats))
     now = service.clock.time()
     sources: dict[QueueKey, list[QueueKey]] = {}
     for record, _ in stats.values():
@@ -110,6 +115,29 @@ async def overview(service: QueueService, counts: Counts) -> list[QueueView]:
             )
         )
     return views
+
+
+async def queue_view(service: QueueService, counts: Counts, key: QueueKey) -> QueueView:
+    """One queue as `overview` shows it. Raises QueueNotFound."""
+    record = await service.get_queue(key)
+    measured = await counts.stats(key)
+    rule = record.config.dead_letter
+    dead_letter_depth = None
+    if rule is not None:
+        try:
+            dead_letter_depth = _depth(await counts.stats(rule.target))
+        except QueueNotFound:
+            pass  # its target is gone
+    sources = await service.list_dead_letter_sources(key, max_results=None, next_token=None)
+    now = service.clock.time()
+    return QueueView(
+        record=record,
+        stats=measured,
+        oldest_age=_age(now, measured.oldest_sent_at),
+        oldest_visible_age=_age(now, measured.oldest_visible_sent_at),
+        dead_letter_depth=dead_letter_depth,
+        sources=sorted(sources.keys),
+    )
 
 
 def _depth(stats: QueueStats) -> int:

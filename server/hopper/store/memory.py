@@ -24,14 +24,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from hopper.core import fairness, handoff, limits, move_tasks
+from hopper.core import fairness, handoff, limits
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     Delivery,
     MessageAttribute,
     MoveTask,
-    MoveTaskStatus,
     NewMessage,
     PeekedMessage,
     QueueConfig,
@@ -47,6 +46,7 @@ from hopper.core.model import (
 )
 from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
+from hopper.store.memory_tasks import MoveTaskRecords
 
 # Most messages carry no attributes: one shared, read-only empty map saves each a dict.
 _NO_ATTRIBUTES: Mapping[str, MessageAttribute] = MappingProxyType({})
@@ -177,7 +177,7 @@ def _delivery(message: _Message) -> Delivery:
     )
 
 
-class MemoryQueueStore:
+class MemoryQueueStore(MoveTaskRecords):
     def __init__(self, clock: Clock | None = None) -> None:
         self._clock: Clock = clock or SystemClock()
         self._queues: dict[QueueKey, _Queue] = {}
@@ -593,9 +593,17 @@ class MemoryQueueStore:
     async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
         messages = itertools.islice(self._queue(key).live(self._now(now)).values(), limit)
         return [
-            PeekedMessage(m.stored, m.receive_count, m.visible_at, m.first_received_at)
+            PeekedMessage(m.stored, m.receive_count, m.visible_at, m.first_received_at, m.token)
             for m in messages
         ]
+
+    async def discard(self, key: QueueKey, message_id: str, *, now: float | None) -> bool:
+        queue = self._queue(key)
+        if queue.find(message_id, self._now(now)) is None:
+            return False
+        # Its live key is freed with it: _live_holder finds the key's holder gone.
+        del queue.messages[message_id]
+        return True
 
     async def accounts(self) -> list[str]:
         return sorted({key.account for key in self._queues})
@@ -645,51 +653,3 @@ class MemoryQueueStore:
             target.messages[stored.id] = _Message(stored, visible_at=at)
             moved += 1
         return moved
-
-    async def create_move_task(self, task: MoveTask) -> bool:
-        if any(t.source == task.source and t.status.active for t in self._move_tasks.values()):
-            return False
-        self._move_tasks[task.id] = task
-        return True
-
-    async def get_move_task(self, task_id: str) -> MoveTask | None:
-        return self._move_tasks.get(task_id)
-
-    async def list_move_tasks(self, source: QueueKey, *, limit: int) -> list[MoveTask]:
-        # Insertion order breaks ties between tasks started at the same time.
-        tasks = [t for t in self._move_tasks.values() if t.source == source]
-        ordered = sorted(enumerate(tasks), key=lambda pair: (-pair[1].started_at, -pair[0]))
-        return [task for _, task in ordered[:limit]]
-
-    async def cancel_move_task(self, task_id: str) -> MoveTask | None:
-        task = self._move_tasks.get(task_id)
-        if task is not None:
-            task = self._move_tasks[task_id] = move_tasks.cancelled(task)
-        return task
-
-    async def advance_move_task(
-        self,
-        task_id: str,
-        *,
-        moved: int,
-        lease_until: float,
-        finish: MoveTaskStatus | None = None,
-        failure_reason: str | None = None,
-    ) -> MoveTask | None:
-        task = self._move_tasks.get(task_id)
-        if task is not None:
-            task = self._move_tasks[task_id] = move_tasks.advanced(
-                task, moved=moved, lease_until=lease_until, finish=finish,
-                failure_reason=failure_reason,
-            )
-        return task
-
-    async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
-        at = self._now(now)
-        claimed = []
-        for task in list(self._move_tasks.values()):
-            if task.status.active and task.lease_until <= at:
-                task = dataclasses.replace(task, lease_until=lease_until)
-                self._move_tasks[task.id] = task
-                claimed.append(task)
-        return claimed

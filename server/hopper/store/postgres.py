@@ -34,8 +34,6 @@ from hopper.core import fairness, handoff, limits
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
-    MoveTask,
-    MoveTaskStatus,
     NewMessage,
     PeekedMessage,
     QueueConfig,
@@ -60,13 +58,13 @@ from hopper.store.connections import (
     translated,
 )
 from hopper.store.listener import Listener
+from hopper.store.postgres_tasks import MoveTaskStatements
 from hopper.store.receipts import bounded, outcomes_of, repeats_gone
 from hopper.store.rows import (
     config_json,
     delivery,
     found,
     found_id,
-    move_task,
     peeked,
     record,
 )
@@ -88,7 +86,7 @@ DeleteGroup = tuple[QueueKey, float | None, bool]
 ClaimGroup = tuple[QueueKey, float, float | None]
 
 
-class PostgresQueueStore:
+class PostgresQueueStore(MoveTaskStatements):
     def __init__(
         self,
         dsn: str,
@@ -588,6 +586,15 @@ class PostgresQueueStore:
             raise QueueNotFound(key)
         return [peeked(row) for row in rows if row["id"] is not None]
 
+    async def discard(self, key: QueueKey, message_id: str, *, now: float | None) -> bool:
+        with translated(key):
+            row = await self._db.fetchrow(
+                self._sql["discard_message"], key.account, key.name, now, message_id
+            )
+        discarded = bool(found_id(row, key)["discarded"])
+        self.vacuum.deleted(int(discarded))
+        return discarded
+
     async def accounts(self) -> list[str]:
         with translated():
             rows = await self._db.fetch(self._sql["accounts"])
@@ -636,65 +643,3 @@ class PostgresQueueStore:
             # Waiters in other processes: the arrivals are receivable at once.
             self.listener.poke(destination)
         return moved
-
-    async def create_move_task(self, task: MoveTask) -> bool:
-        destination = task.destination
-        with translated():
-            created = await self._db.fetchval(
-                self._sql["create_move_task"],
-                task.id,
-                task.source.account,
-                task.source.name,
-                None if destination is None else destination.account,
-                None if destination is None else destination.name,
-                task.max_per_second,
-                task.status.value,
-                task.started_at,
-                task.to_move,
-                task.moved,
-                task.failure_reason,
-                task.lease_until,
-            )
-        return created is not None
-
-    async def get_move_task(self, task_id: str) -> MoveTask | None:
-        with translated():
-            row = await self._db.fetchrow(self._sql["get_move_task"], task_id)
-        return None if row is None else move_task(row)
-
-    async def list_move_tasks(self, source: QueueKey, *, limit: int) -> list[MoveTask]:
-        with translated():
-            rows = await self._db.fetch(
-                self._sql["list_move_tasks"], source.account, source.name, limit
-            )
-        return [move_task(row) for row in rows]
-
-    async def cancel_move_task(self, task_id: str) -> MoveTask | None:
-        with translated():
-            row = await self._db.fetchrow(self._sql["cancel_move_task"], task_id)
-        return None if row is None else move_task(row)
-
-    async def advance_move_task(
-        self,
-        task_id: str,
-        *,
-        moved: int,
-        lease_until: float,
-        finish: MoveTaskStatus | None = None,
-        failure_reason: str | None = None,
-    ) -> MoveTask | None:
-        with translated():
-            row = await self._db.fetchrow(
-                self._sql["advance_move_task"],
-                task_id,
-                moved,
-                lease_until,
-                None if finish is None else finish.value,
-                failure_reason,
-            )
-        return None if row is None else move_task(row)
-
-    async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
-        with translated():
-            rows = await self._db.fetch(self._sql["claim_move_tasks"], lease_until, now)
-        return [move_task(row) for row in rows]

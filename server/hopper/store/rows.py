@@ -148,6 +148,7 @@ def peeked(row: asyncpg.Record) -> PeekedMessage:
         receive_count=row["receive_count"],
         visible_at=row["visible_at"],
         first_received_at=row["first_received_at"],
+        token=row["token"],
     )
 
 

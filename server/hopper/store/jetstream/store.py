@@ -380,6 +380,14 @@ class JetStreamQueueStore:
             for p in done.result
         ]
 
+    async def discard(self, key: QueueKey, message_id: str, *, now: float | None) -> bool:
+        at = self._now(now)
+        # The step drops its body from the stream once the ledger no longer names it.
+        done = await self._p.steps.run(
+            key, lambda model: model.discard(key, message_id, now=at), now=at
+        )
+        return done.result
+
     def dead_lettered(self) -> Mapping[QueueKey, int]:
         return {} if self._parts is None else dict(self._parts.steps.dead_lettered)
 

@@ -942,6 +942,25 @@ LEFT JOIN LATERAL (
 ) m ON true
 ORDER BY m.seq;
 
+-- name: discard_message
+-- Delete one message whatever its state, no receipt needed (an operator's removal).
+-- $1 account, $2 queue name, $3 now, $4 the message id.
+WITH q AS (
+    SELECT id,
+           coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8)
+               - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues
+    WHERE account = $1 AND name = $2
+),
+-- the message, if it is this queue's and not past retention
+gone AS (
+    DELETE FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q) AND m.id = $4
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
+    RETURNING 1
+)
+SELECT (SELECT id FROM q) AS queue_id, (SELECT count(*) FROM gone) AS discarded;
+
 -- name: accounts
 -- The accounts owning a queue, in byte order.
 SELECT account FROM queues GROUP BY account ORDER BY account COLLATE "C";

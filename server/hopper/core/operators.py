@@ -1,0 +1,49 @@
+"""What an operator does beside SQS's own actions (the console): look at a queue's
+messages in their states, and remove one message chosen by id.
+
+Kept apart from QueueService (one method per SQS operation); these take the service
+and keep its rules: the same clock, the same events, the same wake-ups.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from hopper.core.model import PeekedMessage, QueueKey
+from hopper.core.service import MAX_PEEK, QueueService
+
+
+class MessageState(enum.Enum):
+    """Where a message stands, as QueueStats counts it (a dead-letter queue's messages
+    are also `dead`: they came from a queue that gave up on them)."""
+
+    VISIBLE = "visible"
+    IN_FLIGHT = "in_flight"
+    DELAYED = "delayed"
+
+
+def state_of(peeked: PeekedMessage, now: float) -> MessageState:
+    """The stats' rule: receivable now is visible; held back and delivered before is in
+    flight; held back and never delivered is delayed."""
+    if peeked.visible_at <= now:
+        return MessageState.VISIBLE
+    return MessageState.IN_FLIGHT if peeked.receive_count > 0 else MessageState.DELAYED
+
+
+async def browse(service: QueueService, key: QueueKey) -> list[PeekedMessage]:
+    """The queue's oldest MAX_PEEK messages, whatever their state, read without
+    changing anything (QueueStore.peek). Raises QueueNotFound."""
+    return await service.peek(key, limit=MAX_PEEK)
+
+
+async def discard(service: QueueService, key: QueueKey, message_id: str) -> bool:
+    """Delete one message by id, whatever its state, with no receipt. Returns False when
+    the queue holds no such message. Counted as a delete; a FIFO group it held may go
+    on. Raises QueueNotFound."""
+    if not await service.store.discard(key, message_id, now=service.clock.now()):
+        return False
+    service.events.deleted(key, 1)
+    if key.is_fifo:
+        # The group's next message may be receivable now.
+        service.wakeups.notify(key)
+    return True
