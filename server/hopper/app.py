@@ -45,7 +45,7 @@ def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = No
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.database_url is not None:
-            from hopper.store.schema import migrate
+            from hopper.send_rules import migrate
 
             await migrate(settings.database_url, settings.database_schema)
         await service.start()

@@ -859,6 +859,28 @@ SELECT current_setting('search_path');
 -- it at hopper's schema, whose statements name none).
 SELECT set_config('search_path', $1, true);
 
+-- name: set_send_rules
+-- Write the rules the SQL function send_message() reads (migration 0080), as
+-- hopper/send_rules.py takes them from the code that states them. $1 the forbidden
+-- characters (a regular expression), $2 the longest delay, $3 the deduplication window,
+-- $4 send_messages, $5 send_plain_messages, $6 the notification channel, $7 the wake-up
+-- payload, $8..$14 the error texts: queue missing, FIFO refused, body missing, body
+-- forbidden, too long, delay invalid, queue full.
+INSERT INTO send_rules AS r (forbidden, max_delay, deduplication_window, send_statement,
+                             plain_send_statement, channel, wakeup, queue_missing,
+                             fifo_refused, body_missing, body_forbidden, too_long,
+                             delay_invalid, queue_full)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+ON CONFLICT (one) DO UPDATE
+    SET forbidden = excluded.forbidden, max_delay = excluded.max_delay,
+        deduplication_window = excluded.deduplication_window,
+        send_statement = excluded.send_statement,
+        plain_send_statement = excluded.plain_send_statement, channel = excluded.channel,
+        wakeup = excluded.wakeup, queue_missing = excluded.queue_missing,
+        fifo_refused = excluded.fifo_refused, body_missing = excluded.body_missing,
+        body_forbidden = excluded.body_forbidden, too_long = excluded.too_long,
+        delay_invalid = excluded.delay_invalid, queue_full = excluded.queue_full;
+
 -- name: sweep_expired
 -- Delete messages past their queue's retention; how many. $1 now, $2 at most how many.
 WITH t AS (SELECT coalesce($1::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
