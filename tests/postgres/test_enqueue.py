@@ -1,7 +1,8 @@
 """Enqueue inside the application's own transaction: `hopper.enqueue.send` on the
 application's asyncpg connection, and the SQL function `send_message` of migrations
-0050 and 0080. The message exists iff the transaction commits, a long poll already waiting on a
-live server receives it, and both paths keep SendMessage's rules at their edges.
+0050 and 0080. The message exists iff the transaction commits, a long poll already
+waiting on a live server receives it, and both paths keep SendMessage's rules at their
+edges, with its texts.
 
 Postgres-only: the transaction is the application's PostgreSQL transaction.
 """
