@@ -11,8 +11,9 @@ may be enqueued already delivered (core/handoff.py), fair-queue priority
 its statements, because each is the atomic step of one store intent and a store must
 decide it over its own data: the claim (receive order, group locks, dead-lettering,
 fairness ranking), deduplication windows and live keys, the depth ceiling, FIFO
-receive attempts, and the move of messages between queues. tests/contract/ pins both
-stores to the same outcomes for each.
+receive attempts, and the move of messages between queues. The JetStream store runs
+this store's model under compare-and-set, so it keeps these rules through this code.
+tests/contract/ pins every store to the same outcomes for each.
 """
 
 from __future__ import annotations
@@ -647,7 +648,7 @@ class MemoryQueueStore:
         return moved
 
     async def create_move_task(self, task: MoveTask) -> bool:
-        if any(t.source == task.source and t.status.active for t in self._move_tasks.values()):
+        if any(move_tasks.blocks(t, task) for t in self._move_tasks.values()):
             return False
         self._move_tasks[task.id] = task
         return True
@@ -688,7 +689,7 @@ class MemoryQueueStore:
         at = self._now(now)
         claimed = []
         for task in list(self._move_tasks.values()):
-            if task.status.active and task.lease_until <= at:
+            if move_tasks.claimable(task, at):
                 task = dataclasses.replace(task, lease_until=lease_until)
                 self._move_tasks[task.id] = task
                 claimed.append(task)
