@@ -86,11 +86,12 @@ def rules() -> tuple[Any, ...]:
 
 def _refusal(draft: MessageDraft, *values: str) -> str:
     """The text of the core's refusal of `draft` on a standard queue whose maximum
-    message size is _LIMIT, `values` made placeholders."""
+    message size is _LIMIT; with `values`, a template of them (the function formats
+    only those texts)."""
     try:
         messages.prepare(draft, QueueConfig(maximum_message_size=_LIMIT), "id")
     except QueueError as error:
-        return _template(_text(error), *values)
+        return _template(_text(error), *values) if values else _text(error)
     raise ValueError(f"the core accepts {draft!r}: it is no refusal")
 
 

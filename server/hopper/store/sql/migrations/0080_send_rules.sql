@@ -3,10 +3,11 @@
 -- texts and notification channel, held to the core's only by a test. Now it states
 -- none. hopper writes them into `send_rules` at every migration, taken from the code
 -- that states them (hopper/send_rules.py: the core's limits and characters, the wire's
--- texts, the store's send statement and channel), and the function reads them: so a
+-- texts, the store's send statements and channel), and the function reads them: so a
 -- database migrated by a hopper keeps that hopper's rules, word for word.
 --
--- One row. Texts are format() templates ("%s"), each "<SQS error name>: <message>".
+-- One row. Each text is "<SQS error name>: <message>"; those with values (marked
+-- below) are format() templates of them (%1$s, %2$s), the others are raised as they are.
 CREATE TABLE send_rules (
     one boolean PRIMARY KEY DEFAULT true CHECK (one),
     -- the characters SQS refuses in a body (a regular expression)
@@ -18,16 +19,16 @@ CREATE TABLE send_rules (
     -- send_plain_messages, as for every send to a queue without
     send_statement text NOT NULL,
     plain_send_statement text NOT NULL,
-    -- the wake-up: pg_notify(channel, format(wakeup, account, queue name))
+    -- the wake-up: pg_notify(channel, format(wakeup, account, queue name)), a template
     channel text NOT NULL,
     wakeup text NOT NULL,
     queue_missing text NOT NULL,
     fifo_refused text NOT NULL,
     body_missing text NOT NULL,
     body_forbidden text NOT NULL,
-    too_long text NOT NULL,          -- %s: the queue's MaximumMessageSize
-    delay_invalid text NOT NULL,     -- %s: the DelaySeconds given
-    queue_full text NOT NULL         -- %s: the queue's name, %s: its depth ceiling
+    too_long text NOT NULL,          -- %1$s: the queue's MaximumMessageSize
+    delay_invalid text NOT NULL,     -- %1$s: the DelaySeconds given
+    queue_full text NOT NULL         -- %1$s: the queue's name, %2$s: its depth ceiling
 );
 
 -- send_message(): enqueue from SQL, inside the caller's transaction, for applications
