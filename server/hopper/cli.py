@@ -148,7 +148,7 @@ def _migrate(settings: Settings) -> int:
 def _migrated(settings: Settings) -> list[str] | None:
     """Migrate the database; None (after saying why on stderr) when it cannot be used."""
     assert settings.database_url is not None
-    from hopper.store.schema import migrate
+    from hopper.send_rules import migrate
 
     try:
         return asyncio.run(migrate(settings.database_url, settings.database_schema))

@@ -18,9 +18,10 @@ Refusals are `hopper.wire.errors.SqsError`, named as SendMessage would answer
 the transaction commits: the wake-up is a `pg_notify` inside it, which PostgreSQL
 delivers at commit and drops on rollback.
 
-Applications in other languages (or with psycopg) call the SQL function of migration
-0050, `<schema>.send_message(queue_name, message_body, delay_seconds, account_id)`,
-in their transaction: see its comment for what it checks.
+Applications in other languages (or with psycopg) call the SQL function
+`<schema>.send_message(queue_name, message_body, delay_seconds, account_id)` in their
+transaction: migration 0080 says what it checks, and hopper/send_rules.py where its
+rules come from (this same code: the core, the wire's texts, the store's statement).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Enqueue inside the application's own transaction: `hopper.enqueue.send` on the
-application's asyncpg connection, and the SQL function `send_message` of migration
-0050. The message exists iff the transaction commits, a long poll already waiting on a
-live server receives it, and both paths keep SendMessage's rules at their edges.
+application's asyncpg connection, and the SQL function `send_message` of migrations
+0050 and 0080. The message exists iff the transaction commits, a long poll already
+waiting on a live server receives it, and both paths keep SendMessage's rules at their
+edges, with its texts.
 
 Postgres-only: the transaction is the application's PostgreSQL transaction.
 """
@@ -20,12 +21,13 @@ import asyncpg
 import boto3
 import pytest
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
-from hopper import enqueue
+from hopper import enqueue, send_rules
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
 from hopper.store.listener import CHANNEL
-from hopper.wire.errors import SqsError
+from hopper.wire.errors import CODES, SqsError
 from server.processes import HopperProcess, start_hopper
 
 from .databases import SCHEMA
@@ -343,3 +345,52 @@ async def test_the_sql_function_refuses_a_missing_queue_and_fifo_queues(app, job
         await sql_send(app, "missing", "x")
     with pytest.raises(asyncpg.PostgresError, match="^UnsupportedOperation"):
         await sql_send(app, "ordered.fifo", "x")
+
+
+# Each case: a SendMessage both the HTTP API and the SQL function must refuse, as (queue,
+# body, DelaySeconds). "full" holds its ceiling of one message.
+REFUSALS = [
+    ("jobs", "x" * (MAX + 1), None),
+    ("jobs", "é" * (MAX // 2) + "x", None),
+    ("jobs", "", None),
+    ("jobs", "bell\x07", None),
+    ("jobs", "\ufffe", None),
+    ("jobs", "late", 901),
+    ("jobs", "early", -1),
+    ("missing", "x", None),
+    ("full", "one too many", None),
+]
+
+
+async def test_the_sql_function_and_the_http_send_refuse_alike_with_the_same_texts(app, sqs):
+    # The function reads its rules from hopper's code (hopper/send_rules.py), so a
+    # refusal is word for word the one SendMessage gives over HTTP.
+    full = sqs.create_queue(QueueName="full", Attributes={"Hopper.MaximumQueueDepth": "1"})
+    sqs.send_message(QueueUrl=full["QueueUrl"], MessageBody="the one")
+    base = sqs.get_queue_url(QueueName="jobs")["QueueUrl"].rsplit("/", 1)[0]
+    for queue, body, delay in REFUSALS:
+        options = {} if delay is None else {"DelaySeconds": delay}
+        with pytest.raises(ClientError) as http:
+            await asyncio.to_thread(
+                sqs.send_message, QueueUrl=f"{base}/{queue}", MessageBody=body, **options
+            )
+        with pytest.raises(asyncpg.PostgresError) as sql:
+            await sql_send(app, queue, body, delay)
+        name, _, text = str(sql.value).partition(": ")
+        error = http.value.response["Error"]
+        assert (CODES[name].query_code, text) == (error["Code"], error["Message"]), queue
+
+
+async def test_the_sql_function_takes_its_rules_from_the_hopper_that_migrated(app, jobs, database):
+    # A rule changed in the database alone is put back by the next migration.
+    await app.execute(f"UPDATE {SCHEMA}.send_rules SET max_delay = 1000")
+    assert await sql_send(app, "jobs", "delayed", 901)
+    await send_rules.migrate(database, SCHEMA)
+    with pytest.raises(asyncpg.PostgresError, match="DelaySeconds must be >= 0 and <= 900"):
+        await sql_send(app, "jobs", "delayed", 901)
+
+
+async def test_the_sql_function_without_its_rules_says_to_migrate(app, jobs):
+    await app.execute(f"DELETE FROM {SCHEMA}.send_rules")
+    with pytest.raises(asyncpg.PostgresError, match="hopper migrate"):
+        await sql_send(app, "jobs", "x")

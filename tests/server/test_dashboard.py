@@ -81,7 +81,9 @@ class Page:
             self.find("#secret-key").send_keys(tenant[1])
             self.find("#login-form button[type=submit]").click()
             self.wait.until(lambda _: self.find("#who").text == f"account {tenant[2]}")
-        self.wait.until(lambda _: self.browser.execute_script("return document.body.dataset.loaded"))
+        self.wait.until(
+            lambda _: self.browser.execute_script("return document.body.dataset.loaded")
+        )
 
     def text(self, css: str) -> str:
         # In one call: the page may replace the element between two WebDriver calls.
@@ -147,7 +149,8 @@ def test_the_console_walks_through_a_queue_and_every_action(
     assert "RedrivePolicy" in page.text("#attributes")
     assert f"Dead letters go to {dlq_name} after 1 receives" in page.text("#relations")
     flow = page.find("#chart-flow svg title").get_attribute("textContent")
-    assert "sent 6 in the last hour" in flow  # the three dead ones, and three since: the server's history
+    # The three dead ones, and three since: the server's history.
+    assert "sent 6 in the last hour" in flow
     assert page.find("#chart-depth polyline").get_attribute("points")
     assert page.messages() == {"in flight": "in flight", "waiting": "visible", "delayed": "delayed"}
 

@@ -38,10 +38,26 @@ Arrived = Callable[[QueueKey], None]
 
 
 # --- the state changes of a task ---------------------------------------------------------
-# The rule each store applies atomically: the in-memory store calls these, the Postgres
-# store runs them as the guarded UPDATEs `cancel_move_task` and `advance_move_task` in
-# queries.sql (a read-modify-write across round trips would race another process's
-# runner), and tests/contract/test_move_tasks.py pins both to the same outcomes.
+# The rules each store applies atomically. The in-memory store calls these functions
+# (and the JetStream store runs the in-memory store's model under compare-and-set, so
+# it calls them too); the Postgres store decides each inside one statement, since a
+# read-modify-write across round trips would race another process's runner:
+# `cancelled` and `advanced` are the guarded UPDATEs cancel_move_task and
+# advance_move_task of queries.sql, `claimable` the WHERE of claim_move_tasks, and
+# `blocks` the unique index move_tasks_one_active (migration 0010).
+# tests/contract/test_move_tasks.py pins every store to the same outcomes.
+
+
+def blocks(active: MoveTask, new: MoveTask) -> bool:
+    """Whether task `active` keeps `new` from starting: SQS runs one active task per
+    source queue."""
+    return active.source == new.source and active.status.active
+
+
+def claimable(task: MoveTask, now: float) -> bool:
+    """Whether a runner may take `task` over: it is active and its runner's lease ran
+    out (the runner died, or its process did)."""
+    return task.status.active and task.lease_until <= now
 
 
 def cancelled(task: MoveTask) -> MoveTask:

@@ -4,6 +4,7 @@ reports, nothing counted twice), re-measured as often as its cost allows (Counts
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,10 +125,8 @@ async def queue_view(service: QueueService, counts: Counts, key: QueueKey) -> Qu
     rule = record.config.dead_letter
     dead_letter_depth = None
     if rule is not None:
-        try:
+        with contextlib.suppress(QueueNotFound):  # its target is gone
             dead_letter_depth = _depth(await counts.stats(rule.target))
-        except QueueNotFound:
-            pass  # its target is gone
     sources = await service.list_dead_letter_sources(key, max_results=None, next_token=None)
     now = service.clock.time()
     return QueueView(

@@ -11,8 +11,9 @@ may be enqueued already delivered (core/handoff.py), fair-queue priority
 its statements, because each is the atomic step of one store intent and a store must
 decide it over its own data: the claim (receive order, group locks, dead-lettering,
 fairness ranking), deduplication windows and live keys, the depth ceiling, FIFO
-receive attempts, and the move of messages between queues. tests/contract/ pins both
-stores to the same outcomes for each.
+receive attempts, and the move of messages between queues. The JetStream store runs
+this store's model under compare-and-set, so it keeps these rules through this code.
+tests/contract/ pins every store to the same outcomes for each.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ class MoveTaskRecords:
     _move_tasks: dict[str, MoveTask]
 
     async def create_move_task(self, task: MoveTask) -> bool:
-        if any(t.source == task.source and t.status.active for t in self._move_tasks.values()):
+        if any(move_tasks.blocks(t, task) for t in self._move_tasks.values()):
             return False
         self._move_tasks[task.id] = task
         return True
@@ -57,7 +57,7 @@ class MoveTaskRecords:
         at = self._clock.time() if now is None else now
         claimed = []
         for task in list(self._move_tasks.values()):
-            if task.status.active and task.lease_until <= at:
+            if move_tasks.claimable(task, at):
                 task = dataclasses.replace(task, lease_until=lease_until)
                 self._move_tasks[task.id] = task
                 claimed.append(task)

@@ -14,11 +14,11 @@ from the facts the guarded statements return), which sent messages are news to w
 (core/wakeups.py), which may be enqueued already delivered (core/handoff.py). Rules the
 statements implement themselves, as the in-memory store does in Python, because each
 must be decided inside one statement (a read-modify-write across round trips would
-race other processes): the claim (`receive_messages`, and `receive_fair_messages`
-with fair-queue priority, core/fairness.py), deduplication windows and live keys, the
-depth ceiling, FIFO receive attempts, moves between queues, and the move-task state
-changes (the guarded UPDATEs of core/move_tasks.py's `cancelled` and `advanced`).
-tests/contract/ pins both stores to the same outcomes for each.
+race other processes): the claim (three statements sharing one text but for how they
+pick: queries.sql's fragments), deduplication windows and live keys, the depth
+ceiling, FIFO receive attempts, moves between queues, and the move-task state changes
+(core/move_tasks.py states them; here they are guarded UPDATEs and a unique index).
+tests/contract/ pins every store to the same outcomes for each.
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ for the whole run, so two servers starting at once apply each migration exactly 
 
 Queries live in `sql/queries.sql` as named blocks (`-- name: claim_messages`), loaded
 once; SQL is never assembled from strings, except the schema name, which is checked to
-be a plain identifier before it is used.
+be a plain identifier before it is used, and fragments: a block `-- fragment: name` is
+no statement but text that statements share, and a statement's line `-- include: name`
+stands for it (but for the fragment's documentation, its comment lines up to the first
+empty line). So the claims, which differ only in how they pick, state the rest once.
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ import asyncpg.pool
 Connectable = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
 
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_QUERY_NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
+_BLOCK = re.compile(r"^--\s*(name|fragment):\s*(\w+)\s*$", re.MULTILINE)
+_INCLUDE = re.compile(r"^--\s*include:\s*(\w+)\s*$", re.MULTILINE)
+# A fragment's documentation: its comment lines up to the first empty line.
+_DOCUMENTATION = re.compile(r"\A(?:--[^\n]*\n)+\n")
 # Any fixed number serves: the lock is also keyed by schema name (see _lock_key).
 _LOCK_NAMESPACE = 0x686F70  # "hop"
 
@@ -83,10 +89,29 @@ def migrations() -> list[tuple[str, str]]:
 @functools.cache
 def queries() -> dict[str, str]:
     """The named blocks of `sql/queries.sql`: name -> SQL text."""
-    text = (resources.files("hopper.store") / "sql" / "queries.sql").read_text()
-    parts = _QUERY_NAME.split(text)
-    # parts = [preamble, name1, body1, name2, body2, ...]
-    return {name: body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}
+    return named_blocks((resources.files("hopper.store") / "sql" / "queries.sql").read_text())
+
+
+def named_blocks(text: str) -> dict[str, str]:
+    """The statements of a queries file, their `-- include:` lines replaced by the
+    fragments they name. Raises KeyError naming an include without its fragment."""
+    parts = _BLOCK.split(text)
+    # parts = [preamble, kind1, name1, body1, kind2, name2, body2, ...]
+    blocks = list(zip(parts[1::3], parts[2::3], parts[3::3], strict=True))
+    fragments = {
+        name: _DOCUMENTATION.sub("", body.strip() + "\n").strip() for kind, name, body in blocks
+        if kind == "fragment"
+    }
+
+    def included(match: re.Match[str]) -> str:
+        if match.group(1) not in fragments:
+            raise KeyError(f"-- include: {match.group(1)} names no fragment")
+        return fragments[match.group(1)]
+
+    return {
+        name: _INCLUDE.sub(included, body.strip()) for kind, name, body in blocks
+        if kind == "name"
+    }
 
 
 async def connect(dsn: str, schema: str, **kwargs: Any) -> asyncpg.Connection:

@@ -9,6 +9,10 @@
 -- $2 queue name, and, when it depends on time, $3 now.
 -- Statements that name a queue return its id (NULL when it does not exist) so the
 -- store raises QueueNotFound without a second round trip.
+-- A `-- fragment: name` block is no statement but text several statements share; a
+-- statement's line `-- include: name` stands for it (store/schema.py), so that what
+-- the three claims share is written once. A fragment's first comment lines, up to an
+-- empty line, document it and are left out where it is included.
 --
 -- `sent_at + 0 > horizon`: the retention filter of the statements that find messages by
 -- id or walk a queue in send order. Written as a bare `sent_at > horizon` it matches
@@ -339,11 +343,12 @@ DELETE FROM fifo_dedup
 WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
   AND expires_at <= coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8);
 
--- name: receive_messages
--- Claim receivable messages (the plain claim), moving poison ones to the dead-letter
--- queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the lease (seconds),
--- $6 ids this receive
--- claimed already. Its rows: the deliveries, and the queue's facts.
+-- fragment: claim_opening
+-- The claims' opening (receive_messages, receive_fifo_messages, receive_fair_messages
+-- include it): the clock reading, the queue with its dead-letter rule resolved, and the
+-- housekeeping of its head. Its CTEs read $1 account, $2 queue name, $3 now. The
+-- claims differ only in how they pick; what they share is written here once.
+
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 -- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
 q AS (
@@ -373,18 +378,14 @@ expired AS (
       )
       AND m.sent_at <= (SELECT horizon FROM q)
 ),
--- the oldest receivable messages, locked; one another receiver holds is skipped, and
--- so is one this receive claimed already ($6: a zero lease left it visible)
-picked AS (
-    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count FROM messages m
-    WHERE m.queue_id = (SELECT id FROM q)
-      AND m.visible_at <= (SELECT now FROM q)
-      AND m.sent_at + 0 > (SELECT horizon FROM q)
-      AND m.id <> ALL($6::text[])
-    ORDER BY m.seq
-    LIMIT $4
-    FOR UPDATE OF m SKIP LOCKED
-),
+
+-- fragment: claim_deliveries
+-- The claims' end (after each claim's `picked`: queue_id, id, seq, receive_count,
+-- carried_receive_count of the messages it claims): poison messages move to the
+-- dead-letter queue, the others are delivered. It stops inside `claimed`, before its
+-- RETURNING: each claim returns its deliveries with its own order (seq, place, rank).
+-- $5: the lease (seconds).
+
 -- poison: picked messages already received max_receive_count times from this queue
 -- (receives counted before they arrived here are carried, not counted again) move to
 -- the dead-letter queue as new arrivals there, instead of being delivered; their places
@@ -420,6 +421,25 @@ claimed AS (
     WHERE m.queue_id = p.queue_id AND m.id = p.id
       AND NOT (q.dead_letter_id IS NOT NULL
                AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
+
+-- name: receive_messages
+-- Claim receivable messages (the plain claim), moving poison ones to the dead-letter
+-- queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the lease (seconds),
+-- $6 ids this receive claimed already. Its rows: the deliveries, and the queue's facts.
+-- include: claim_opening
+-- the oldest receivable messages, locked; one another receiver holds is skipped, and
+-- so is one this receive claimed already ($6: a zero lease left it visible)
+picked AS (
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count FROM messages m
+    WHERE m.queue_id = (SELECT id FROM q)
+      AND m.visible_at <= (SELECT now FROM q)
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
+      AND m.id <> ALL($6::text[])
+    ORDER BY m.seq
+    LIMIT $4
+    FOR UPDATE OF m SKIP LOCKED
+),
+-- include: claim_deliveries
     RETURNING m.*
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved, c.*
@@ -431,39 +451,11 @@ ORDER BY c.seq;
 -- Claim a FIFO queue's receivable messages in AWS's order, moving poison ones to the
 -- dead-letter queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the
 -- lease (seconds), $6 ids this receive claimed already. Its rows: the deliveries in
--- claim order, and the queue's facts. receive_messages but for how it picks (a test
--- keeps the rest identical) and the order of its answer. Runs under the queue's receive
--- lock (lock_queue_for_receive): what it reads of the queue's groups cannot change
+-- claim order, and the queue's facts. receive_messages but for how it picks (the rest
+-- is the claims' shared fragments) and the order of its answer. Runs under the queue's
+-- receive lock (lock_queue_for_receive): what it reads of the queue's groups cannot change
 -- under it but by deletion.
-WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
--- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
-q AS (
-    SELECT s.id, s.account, s.name, t.now,
-           t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
-           (s.config ->> 'fifo')::boolean AS fifo,
-           d.id AS dead_letter_id,
-           (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count
-    FROM queues s CROSS JOIN t
-    LEFT JOIN queues d
-        ON d.account = s.config -> 'dead_letter' ->> 'account'
-        AND d.name = s.config -> 'dead_letter' ->> 'name'
-    WHERE s.account = $1 AND s.name = $2
-),
--- housekeeping: messages past retention at the head of the queue are dropped (bounded,
--- so a receive never pays for a whole backlog); the rest are filtered out below
-expired AS (
-    DELETE FROM messages m
-    WHERE m.queue_id = (SELECT id FROM q)
-      AND m.id IN (
-        SELECT head.id FROM (
-            SELECT e.id, e.sent_at FROM messages e
-            WHERE e.queue_id = (SELECT id FROM q)
-            ORDER BY e.seq LIMIT 8
-        ) head
-        WHERE head.sent_at <= (SELECT horizon FROM q)
-      )
-      AND m.sent_at <= (SELECT horizon FROM q)
-),
+-- include: claim_opening
 -- FIFO: the queue's groups, one probe of messages_queue_group each (a loose index scan:
 -- a backlog of many messages in few groups costs a few probes, not a read of the
 -- queue), the first 65 at most
@@ -590,41 +582,7 @@ picked AS (
           AND e.id NOT IN (SELECT id FROM locked)
     )
 ),
--- poison: picked messages already received max_receive_count times from this queue
--- (receives counted before they arrived here are carried, not counted again) move to
--- the dead-letter queue as new arrivals there, instead of being delivered; their places
--- in its send order are drawn after sorting, so they arrive in the order they had here
--- (a FIFO dead-letter queue keeps each group's order)
-poison AS (
-    SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
-    WHERE q.dead_letter_id IS NOT NULL
-      AND p.receive_count - p.carried_receive_count >= q.max_receive_count
-    ORDER BY p.seq
-),
--- the move: the receive count and first receive go along (AWS counts receives "across
--- all queues"; the move itself is no receive); token 0, so no earlier receipt names
--- it there and its next delivery draws a token above all earlier ones
-moved AS (
-    UPDATE messages m
-    SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
-        carried_receive_count = m.receive_count, token = 0, live_key = NULL,
-        dead_letter_source_account = q.account, dead_letter_source_name = q.name
-    FROM poison x, q
-    WHERE m.queue_id = x.queue_id AND m.id = x.id
-    RETURNING m.id
-),
--- the deliveries: a fresh fencing token and a lease each
-claimed AS (
-    UPDATE messages m
-    SET receive_count = m.receive_count + 1,
-        token = nextval('fencing_tokens'),
-        visible_at = q.now + $5::float8,
-        first_received_at = coalesce(m.first_received_at, q.now),
-        received_at = q.now
-    FROM picked p, q
-    WHERE m.queue_id = p.queue_id AND m.id = p.id
-      AND NOT (q.dead_letter_id IS NOT NULL
-               AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
+-- include: claim_deliveries
     RETURNING m.*, p.place
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved, c.*
@@ -638,37 +596,9 @@ ORDER BY c.place;
 -- $5 the lease (seconds), $6 ids this receive claimed already (as receive_messages),
 -- $7 the in-flight count that makes a tenant a candidate, $8 the noisy share.
 -- receive_messages for a standard queue holding messages with group ids (fair queues,
--- core/fairness.py): the same statement but for how it picks. A test keeps the parts
--- outside the picking identical to receive_messages.
-WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
--- the queue: retention horizon, FIFO flag, dead-letter rule with its target resolved
-q AS (
-    SELECT s.id, s.account, s.name, t.now,
-           t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
-           (s.config ->> 'fifo')::boolean AS fifo,
-           d.id AS dead_letter_id,
-           (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count
-    FROM queues s CROSS JOIN t
-    LEFT JOIN queues d
-        ON d.account = s.config -> 'dead_letter' ->> 'account'
-        AND d.name = s.config -> 'dead_letter' ->> 'name'
-    WHERE s.account = $1 AND s.name = $2
-),
--- housekeeping: messages past retention at the head of the queue are dropped (bounded,
--- so a receive never pays for a whole backlog); the rest are filtered out below
-expired AS (
-    DELETE FROM messages m
-    WHERE m.queue_id = (SELECT id FROM q)
-      AND m.id IN (
-        SELECT head.id FROM (
-            SELECT e.id, e.sent_at FROM messages e
-            WHERE e.queue_id = (SELECT id FROM q)
-            ORDER BY e.seq LIMIT 8
-        ) head
-        WHERE head.sent_at <= (SELECT horizon FROM q)
-      )
-      AND m.sent_at <= (SELECT horizon FROM q)
-),
+-- core/fairness.py): the same statement but for how it picks (the rest is the claims'
+-- shared fragments).
+-- include: claim_opening
 -- fair queues: the in-flight messages of each tenant (group id) holding at least $7 of
 -- them, found through messages_queue_group. (No retention filter here: an in-flight
 -- message past retention counts until the sweeper takes it.)
@@ -726,41 +656,7 @@ oldest AS (
 picked AS (
     SELECT * FROM oldest UNION ALL SELECT * FROM fair
 ),
--- poison: picked messages already received max_receive_count times from this queue
--- (receives counted before they arrived here are carried, not counted again) move to
--- the dead-letter queue as new arrivals there, instead of being delivered; their places
--- in its send order are drawn after sorting, so they arrive in the order they had here
--- (a FIFO dead-letter queue keeps each group's order)
-poison AS (
-    SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
-    WHERE q.dead_letter_id IS NOT NULL
-      AND p.receive_count - p.carried_receive_count >= q.max_receive_count
-    ORDER BY p.seq
-),
--- the move: the receive count and first receive go along (AWS counts receives "across
--- all queues"; the move itself is no receive); token 0, so no earlier receipt names
--- it there and its next delivery draws a token above all earlier ones
-moved AS (
-    UPDATE messages m
-    SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
-        carried_receive_count = m.receive_count, token = 0, live_key = NULL,
-        dead_letter_source_account = q.account, dead_letter_source_name = q.name
-    FROM poison x, q
-    WHERE m.queue_id = x.queue_id AND m.id = x.id
-    RETURNING m.id
-),
--- the deliveries: a fresh fencing token and a lease each
-claimed AS (
-    UPDATE messages m
-    SET receive_count = m.receive_count + 1,
-        token = nextval('fencing_tokens'),
-        visible_at = q.now + $5::float8,
-        first_received_at = coalesce(m.first_received_at, q.now),
-        received_at = q.now
-    FROM picked p, q
-    WHERE m.queue_id = p.queue_id AND m.id = p.id
-      AND NOT (q.dead_letter_id IS NOT NULL
-               AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
+-- include: claim_deliveries
     RETURNING m.*, p.noisy_rank
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
@@ -981,6 +877,28 @@ SELECT current_setting('search_path');
 -- $1: the search_path for the rest of the current transaction (hopper.enqueue points
 -- it at hopper's schema, whose statements name none).
 SELECT set_config('search_path', $1, true);
+
+-- name: set_send_rules
+-- Write the rules the SQL function send_message() reads (migration 0080), as
+-- hopper/send_rules.py takes them from the code that states them. $1 the forbidden
+-- characters (a regular expression), $2 the longest delay, $3 the deduplication window,
+-- $4 send_messages, $5 send_plain_messages, $6 the notification channel, $7 the wake-up
+-- payload, $8..$14 the error texts: queue missing, FIFO refused, body missing, body
+-- forbidden, too long, delay invalid, queue full.
+INSERT INTO send_rules AS r (forbidden, max_delay, deduplication_window, send_statement,
+                             plain_send_statement, channel, wakeup, queue_missing,
+                             fifo_refused, body_missing, body_forbidden, too_long,
+                             delay_invalid, queue_full)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+ON CONFLICT (one) DO UPDATE
+    SET forbidden = excluded.forbidden, max_delay = excluded.max_delay,
+        deduplication_window = excluded.deduplication_window,
+        send_statement = excluded.send_statement,
+        plain_send_statement = excluded.plain_send_statement, channel = excluded.channel,
+        wakeup = excluded.wakeup, queue_missing = excluded.queue_missing,
+        fifo_refused = excluded.fifo_refused, body_missing = excluded.body_missing,
+        body_forbidden = excluded.body_forbidden, too_long = excluded.too_long,
+        delay_invalid = excluded.delay_invalid, queue_full = excluded.queue_full;
 
 -- name: sweep_expired
 -- Delete messages past their queue's retention; how many. $1 now, $2 at most how many.

@@ -1,0 +1,56 @@
+"""The queries file's loader (store/schema.py): named statements, and fragments that
+several statements share, so that a rule they all keep is written once."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from hopper.store.schema import named_blocks, queries
+
+CLAIMS = ("receive_messages", "receive_fifo_messages", "receive_fair_messages")
+
+TEXT = """-- preamble, no statement
+-- fragment: opening
+-- The fragment's documentation, up to the first empty line.
+
+WITH q AS (SELECT 1 AS one),
+
+-- name: first
+-- what first does
+-- include: opening
+a AS (SELECT one FROM q)
+SELECT * FROM a;
+
+-- name: second
+-- include: opening
+b AS (SELECT one + 1 AS two FROM q)
+SELECT * FROM b;
+"""
+
+
+def test_an_include_stands_for_its_fragment_without_the_fragments_documentation() -> None:
+    blocks = named_blocks(TEXT)
+    assert blocks == {
+        "first": "-- what first does\nWITH q AS (SELECT 1 AS one),\n"
+        "a AS (SELECT one FROM q)\nSELECT * FROM a;",
+        "second": "WITH q AS (SELECT 1 AS one),\nb AS (SELECT one + 1 AS two FROM q)\n"
+        "SELECT * FROM b;",
+    }
+
+
+def test_an_include_naming_no_fragment_is_refused_when_loading() -> None:
+    with pytest.raises(KeyError, match="include: closing"):
+        named_blocks(TEXT + "-- name: third\n-- include: closing\nSELECT 1;\n")
+
+
+def test_what_the_three_claims_share_is_written_once() -> None:
+    # The claims differ only in how they pick: their queue, housekeeping, dead-letter
+    # moves and deliveries are one text in the file, and the same in each claim.
+    text = (resources.files("hopper.store") / "sql" / "queries.sql").read_text()
+    sql = queries()
+    for step in ("q AS (", "expired AS (", "poison AS (", "-- the deliveries: a fresh"):
+        assert all(sql[claim].count(step) == 1 for claim in CLAIMS), step
+    for step in ("expired AS (", "poison AS (", "-- the deliveries: a fresh"):
+        assert text.count(step) == 1, step
