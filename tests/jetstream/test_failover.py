@@ -2,6 +2,14 @@
 replicated three times (`--nats-replicas 3`): no acknowledged message lost, no message
 held by two receivers within one lease, and the service back within a measured bound.
 
+Around the kill a request can take longer than the clients' read timeout (it waits
+behind a step whose request to the dead leader times out), and a step whose request
+timed out may still have been committed by the new leader. A receive whose answer its
+client never had can therefore have leased messages nobody saw: they are not lost (they
+come back when the lease ends, as on SQS), but the drain cannot see them within the
+lease. So a message counts as lost only when it was neither received nor is still in the
+queue, and still held ones are allowed only if some receive went unanswered.
+
 JetStream-only: replication is the engine's, not a process's or the contract's.
 """
 
@@ -14,7 +22,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 import nats
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
@@ -74,13 +84,15 @@ def cluster() -> Iterator[Cluster]:
 class Load:
     """Senders and receivers over one queue until told to stop. Every call's success
     time is kept (the longest silence is the outage); `acknowledged` holds the ids of
-    sends that were answered, `received` every id a receive handed out."""
+    sends that were answered, `received` every id a receive handed out, `unanswered`
+    how many receives failed at the client (an error or no answer in time)."""
 
     def __init__(self, server: HopperProcess, url: str) -> None:
         self.url = url
         self.stop = threading.Event()
         self.acknowledged: list[str] = []
         self.received: list[str] = []
+        self.unanswered = 0
         self.successes: list[float] = []
         self._lock = threading.Lock()
         self._clients = [client(server) for _ in range(SENDERS + RECEIVERS)]
@@ -119,9 +131,14 @@ class Load:
             self.acknowledged.append(answer["MessageId"])
 
     def _receive(self, sqs: Any) -> None:
-        batch = sqs.receive_message(
-            QueueUrl=self.url, MaxNumberOfMessages=10, VisibilityTimeout=LEASE
-        ).get("Messages", [])
+        try:
+            batch = sqs.receive_message(
+                QueueUrl=self.url, MaxNumberOfMessages=10, VisibilityTimeout=LEASE
+            ).get("Messages", [])
+        except (BotoCoreError, ClientError):
+            with self._lock:
+                self.unanswered += 1
+            raise
         with self._lock:
             self.received.extend(m["MessageId"] for m in batch)
         if batch:
@@ -130,6 +147,14 @@ class Load:
             sqs.delete_message_batch(QueueUrl=self.url, Entries=[
                 {"Id": str(k), "ReceiptHandle": m["ReceiptHandle"]} for k, m in enumerate(batch)
             ])
+
+
+def leased(server: HopperProcess, url: str) -> set[str]:
+    """The ids the queue still holds under a lease, read through the console's message
+    browser (which changes nothing)."""
+    answer = httpx.get(f"{server.url}/dashboard/api/queues{urlsplit(url).path}/messages")
+    answer.raise_for_status()
+    return {m["id"] for m in answer.json()["messages"] if m["state"] == "in_flight"}
 
 
 async def test_one_of_three_nodes_killed_under_load_loses_nothing_and_recovers(
@@ -162,16 +187,21 @@ async def test_one_of_three_nodes_killed_under_load_loses_nothing_and_recovers(
         outage = max(gaps)
         most = len(load.acknowledged) + SENDERS
         drained = await in_thread(receive_everything, client(server), url, most)
+        held = await in_thread(leased, server, url)
     finally:
         code = server.stop()
     print(
         f"\nkilled {leader} (the ledger's leader): longest silence {outage * 1000:.0f} ms;"
         f" {len(load.acknowledged)} acknowledged, {len(load.received)} received under"
-        f" load, {len(drained)} drained after"
+        f" load, {len(drained)} drained after, {len(held)} still leased;"
+        f" {load.unanswered} receives unanswered"
     )
     assert code == 0, server.output()
     received = load.received + drained
     assert len(received) == len(set(received)), "a message was held by two receivers"
     missing = set(load.acknowledged) - set(received)
-    assert not missing, f"{len(missing)} of {len(load.acknowledged)} acknowledged messages lost"
+    lost = missing - held
+    assert not lost, f"{len(lost)} of {len(load.acknowledged)} acknowledged messages lost"
+    # Held but never seen: leased to a receive whose answer its client never had.
+    assert not missing or load.unanswered, f"{len(missing)} messages leased to no receive"
     assert outage < RECOVERY_BOUND
