@@ -19,9 +19,9 @@ import asyncio
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -29,10 +29,14 @@ import nats
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
+from hopper.core.errors import StoreUnavailable
+from hopper.store.jetstream import edge
 from postgres.test_processes import client, in_thread, receive_everything
 from server.processes import HopperProcess, start_hopper
 
 from .servers import Cluster
+
+T = TypeVar("T")
 
 SENDERS = 4
 RECEIVERS = 4
@@ -69,6 +73,32 @@ async def ledger_leader(cluster: Cluster) -> str:
         return info.cluster.leader
     finally:
         await nc.close()
+
+
+async def new_leader(cluster: Cluster, old: str) -> str:
+    """Until the ledger bucket's stream has elected a leader other than `old` (bounded)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            leader = await ledger_leader(cluster)
+            if leader != old:
+                return leader
+        except (AssertionError, TimeoutError, nats.errors.Error, OSError):
+            pass  # no leader yet
+        await asyncio.sleep(0.1)  # still electing: ask again shortly
+    raise AssertionError("the ledger bucket never elected a new leader")
+
+
+async def available(call: Callable[[], Awaitable[T]]) -> T:
+    """`call`'s result once the store's connection and the stream answer (bounded)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        try:
+            return await call()
+        except StoreUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)  # reconnecting to a live node: try again shortly
 
 
 @pytest.fixture
@@ -205,3 +235,24 @@ async def test_one_of_three_nodes_killed_under_load_loses_nothing_and_recovers(
     # Held but never seen: leased to a receive whose answer its client never had.
     assert not missing or load.unanswered, f"{len(missing)} messages leased to no receive"
     assert outage < RECOVERY_BOUND
+
+
+async def test_a_write_from_a_revision_superseded_before_a_leader_change_is_refused_after_it(
+    cluster: Cluster,
+) -> None:
+    """The compare-and-set every ledger write rests on (`edge._write`) holds across a
+    leader change: the new leader knows the acknowledged write and refuses a write based
+    on the revision it replaced, rather than letting a stale step overwrite it."""
+    await ready(cluster)
+    res = await edge.connect(cluster.urls, replicas=3, prefix="hopper")
+    try:
+        first = await edge.put(res.ledgers, "ledger", b"one", 0)
+        second = await edge.put(res.ledgers, "ledger", b"two", first)
+        leader = await ledger_leader(cluster)
+        next(node for node in cluster.nodes if node.name == leader).kill()
+        await new_leader(cluster, leader)
+        with pytest.raises(edge.Conflict):
+            await available(lambda: edge.put(res.ledgers, "ledger", b"stale", first))
+        assert await available(lambda: edge.get(res.ledgers, "ledger")) == (b"two", second)
+    finally:
+        await res.nc.close()
