@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +22,9 @@ from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
+
+# How long a shutdown waits for the console's depth sampler to stop.
+_SAMPLER_STOP_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,8 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
                 yield
         finally:
             sampler.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sampler
+            # Bounded: a sample stuck on an unanswering store must not hold the exit.
+            await asyncio.wait([sampler], timeout=_SAMPLER_STOP_SECONDS)
             await service.close()
 
     rest = Starlette(

@@ -24,7 +24,16 @@ from hopper.store.schema import Connectable, DatabaseUnreachable
 # the claim afresh on every execution (its generic plan's estimate looked dearer): 0.9 ms
 # of planning for 0.25 ms of execution, a claim of 10 taking 1.5 ms instead of 0.63.
 PLANNING = {"plan_cache_mode": "force_generic_plan"}
-DATABASE_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
+# InternalClientError: a connection the server cut while asyncpg was mid-statement (seen
+# as "cannot switch to state 15; another operation is in progress" committing a
+# transaction during a database outage) is as unavailable as a refused one.
+DATABASE_ERRORS = (
+    OSError,
+    TimeoutError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+)
 
 
 async def open_pool(dsn: str, schema: str, *, min_size: int, max_size: int) -> asyncpg.Pool:

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from hopper.core.model import QueueKey
+from hopper.store.connections import DATABASE_ERRORS
 
 CHANNEL = "hopper_wakeup"
 
@@ -151,7 +152,7 @@ class Listener:
         try:
             async with self._using, asyncio.timeout(self._health_interval):
                 await connection.fetchval("SELECT 1")
-        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except DATABASE_ERRORS:
             return False
         return True
 
@@ -161,7 +162,7 @@ class Listener:
             try:
                 await self._listen()
                 return
-            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            except DATABASE_ERRORS:
                 log.warning("LISTEN connection lost; retrying in %.2fs", delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, limit)
@@ -197,5 +198,5 @@ class Listener:
         try:
             async with self._using:
                 await connection.execute(self._notify_sql, CHANNEL, payloads)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except DATABASE_ERRORS:
             self._lost.set()

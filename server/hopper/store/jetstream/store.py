@@ -122,7 +122,9 @@ class JetStreamQueueStore:
             parts.steps.close()
             parts.res.log.started = False
             try:
-                await parts.res.nc.close()
+                # Bounded: a shutdown must not wait on a node that stopped answering.
+                async with asyncio.timeout(edge.REQUEST_TIMEOUT_SECONDS):
+                    await parts.res.nc.close()
             except Exception as error:  # closing a lost connection may fail; it is gone
                 log.debug("hopper: closing JetStream: %s", error)
 
