@@ -77,7 +77,9 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
 
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
-        sampler = asyncio.create_task(sample_depths(history, service, counts))
+        # Counts of its own: a sample taken mid-burst must not stand in for a fresh
+        # count at the next scrape (Counts keeps a count as long as it was dear).
+        sampler = asyncio.create_task(sample_depths(history, service, Counts(service)))
         try:
             if declared:
                 await apply(service, declared)
