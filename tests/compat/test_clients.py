@@ -19,25 +19,26 @@ if str(ROOT) not in sys.path:
 
 from compat.clients import CLIENTS, Client  # noqa: E402
 from compat.run import run_client  # noqa: E402
-from tests.server.processes import start_hopper  # noqa: E402
+from tests.server.processes import HopperProcess, start_hopper  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def hopper() -> Iterator[str]:
+def hopper() -> Iterator[HopperProcess]:
     """One hopper for every client, with AWS's timing rules (each workload uses queue
     names of its own); it must stop cleanly."""
     with tempfile.TemporaryDirectory() as scratch:
         server = start_hopper(log=Path(scratch) / "hopper.log")
         try:
-            yield server.url
+            yield server
         finally:
             code = server.stop()
         assert code == 0, f"hopper exited with {code}:\n{server.output()}"
 
 
 @pytest.mark.parametrize("client", CLIENTS, ids=[c.name for c in CLIENTS])
-def test_client_runs_the_workload_against_hopper(hopper: str, client: Client):
-    result = run_client(client, hopper)
-    assert result.ok, result.explain()
+def test_client_runs_the_workload_against_hopper(hopper: HopperProcess, client: Client):
+    result = run_client(client, hopper.url)
+    # The server's side of a failure (its last requests) beside the client's.
+    assert result.ok, f"{result.explain()}\n--- hopper ---\n{hopper.output()[-3000:]}"
     assert result.protocol == client.protocol, result.explain()
     assert tuple(result.gaps) == client.gaps, result.explain()
