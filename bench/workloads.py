@@ -1,8 +1,12 @@
-"""The four workloads, each one bounded run against one server on a fresh queue.
+"""The workloads, each one bounded run against one server on a fresh queue: send,
+batch and drain on a standard queue and on a FIFO queue of 100 groups, and the
+end-to-end latency.
 
-Every run returns a `Measure`: the figure for the table and the load generator's own
-CPU use over the run (as % of one core; near 100 means the client, not the server,
-was the limit). Loops are bounded by a deadline and, where they count, by a count.
+Every run returns a `Measure`: the figures for the table (msg/s, and the server's CPU
+per message when the load has a meter: its process tree as "us/msg", its database
+backends as "db us/msg") and the load generator's own CPU use over the run (as % of
+one core; near 100 means the client, not the server, was the limit). Loops are bounded
+by a deadline and, where they count, by a count.
 """
 
 from __future__ import annotations
@@ -15,10 +19,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bench.client import Connection
+from bench.meter import CpuReading
 
 BODY = "x" * 100
 BATCH = 10
+GROUPS = 100  # FIFO workloads spread their messages over this many groups
 _queue_numbers = itertools.count()
+# FIFO messages need a deduplication id each: the bodies are all alike.
+_message_numbers = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -37,34 +45,38 @@ class Load:
     clients: int
     seconds: float
     host: str = "127.0.0.1"
+    # Reads the server's CPU seconds; None: CPU per message is not measured.
+    meter: CpuReading | None = None
 
     def connect(self) -> Connection:
         return Connection(self.host, self.port)
 
 
-async def send(load: Load) -> Measure:
-    """SendMessage of 100 bytes from every client, as fast as the server answers."""
-    url = await _fresh_queue(load)
+async def send(load: Load, fifo: bool = False) -> Measure:
+    """SendMessage of 100 bytes from every client, as fast as the server answers (on a
+    FIFO queue, round the groups)."""
+    url = await _fresh_queue(load, fifo)
 
     async def one(connection: Connection) -> int:
-        await connection.call("SendMessage", {"QueueUrl": url, "MessageBody": BODY})
+        await connection.call("SendMessage", {"QueueUrl": url, **_entry(fifo)})
         return 1
 
-    return await _closed_loop(load, one, "msg/s")
+    return await _closed_loop(load, one)
 
 
-async def send_batch(load: Load) -> Measure:
+async def send_batch(load: Load, fifo: bool = False) -> Measure:
     """SendMessageBatch of 10 × 100 bytes from every client, as fast as answered."""
-    url = await _fresh_queue(load)
-    return await _closed_loop(load, _batch_sender(url), "msg/s")
+    url = await _fresh_queue(load, fifo)
+    return await _closed_loop(load, _batch_sender(url, fifo))
 
 
-async def drain(load: Load, prefill: int) -> Measure:
+async def drain(load: Load, prefill: int, fifo: bool = False) -> Measure:
     """Receive 10 + DeleteMessageBatch from every client over a queue pre-filled with
     `prefill` messages, until all are deleted (or three run lengths have passed). An
-    empty answer is asked again: a server may answer empty while others hold the rest."""
-    url = await _fresh_queue(load)
-    await _prefill(load, url, prefill)
+    empty answer is asked again: a server may answer empty while others hold the rest
+    (on a FIFO queue, a group whose messages are in flight)."""
+    url = await _fresh_queue(load, fifo)
+    await _prefill(load, url, prefill, fifo)
     deleted = [0] * load.clients
     deadline = time.monotonic() + 3 * load.seconds
 
@@ -78,8 +90,11 @@ async def drain(load: Load, prefill: int) -> Measure:
                 await _delete(connection, url, messages)
                 deleted[index] += len(messages)
 
-    elapsed, cpu = await _timed(load, consume)
-    return Measure({"msg/s": sum(deleted) / elapsed, "drained": sum(deleted)}, cpu)
+    elapsed, cpu, used = await _timed(load, consume)
+    return Measure(
+        {"msg/s": sum(deleted) / elapsed, "drained": sum(deleted), **_per(used, sum(deleted))},
+        cpu,
+    )
 
 
 async def latency(load: Load, rate: float) -> Measure:
@@ -151,10 +166,23 @@ async def latency(load: Load, rate: float) -> Measure:
     )
 
 
-def _batch_sender(url: str) -> Callable[[Connection], Awaitable[int]]:
-    entries = [{"Id": str(i), "MessageBody": BODY} for i in range(BATCH)]
+def _entry(fifo: bool) -> dict[str, str]:
+    """A message's fields: its body, and on a FIFO queue its group and deduplication id."""
+    if not fifo:
+        return {"MessageBody": BODY}
+    number = next(_message_numbers)
+    return {
+        "MessageBody": BODY,
+        "MessageGroupId": f"g{number % GROUPS}",
+        "MessageDeduplicationId": str(number),
+    }
+
+
+def _batch_sender(url: str, fifo: bool = False) -> Callable[[Connection], Awaitable[int]]:
+    fixed = [{"Id": str(i), "MessageBody": BODY} for i in range(BATCH)]
 
     async def one(connection: Connection) -> int:
+        entries = [{"Id": str(i), **_entry(True)} for i in range(BATCH)] if fifo else fixed
         answer = await connection.call("SendMessageBatch", {"QueueUrl": url, "Entries": entries})
         if answer.get("Failed"):
             raise RuntimeError(f"SendMessageBatch failed entries: {answer['Failed'][:2]}")
@@ -163,9 +191,7 @@ def _batch_sender(url: str) -> Callable[[Connection], Awaitable[int]]:
     return one
 
 
-async def _closed_loop(
-    load: Load, one: Callable[[Connection], Awaitable[int]], unit: str
-) -> Measure:
+async def _closed_loop(load: Load, one: Callable[[Connection], Awaitable[int]]) -> Measure:
     """Every client repeats `one` (which returns messages done) until the deadline."""
     done = [0] * load.clients
     deadline = time.monotonic() + load.seconds
@@ -174,27 +200,43 @@ async def _closed_loop(
         while time.monotonic() < deadline:
             done[index] += await one(connection)
 
-    elapsed, cpu = await _timed(load, client)
-    return Measure({unit: sum(done) / elapsed}, cpu)
+    elapsed, cpu, used = await _timed(load, client)
+    return Measure({"msg/s": sum(done) / elapsed, **_per(used, sum(done))}, cpu)
 
 
 async def _timed(
     load: Load, client: Callable[[int, Connection], Awaitable[None]]
-) -> tuple[float, float]:
-    """Run `client` on `load.clients` fresh connections; wall seconds and client CPU %."""
+) -> tuple[float, float, tuple[float, float] | None]:
+    """Run `client` on `load.clients` fresh connections: wall seconds, client CPU % and
+    the server's CPU seconds meanwhile (process tree, database backends; None without
+    a meter)."""
     connections = [load.connect() for _ in range(load.clients)]
+    before = await load.meter() if load.meter else None
     cpu_before, wall_before = time.process_time(), time.perf_counter()
     try:
         await asyncio.gather(*(client(i, c) for i, c in enumerate(connections)))
     finally:
         for connection in connections:
             await connection.close()
-    return time.perf_counter() - wall_before, _cpu_percent(cpu_before, wall_before)
+    elapsed, cpu = time.perf_counter() - wall_before, _cpu_percent(cpu_before, wall_before)
+    used = None
+    if load.meter and before:
+        after = await load.meter()
+        used = (after[0] - before[0], after[1] - before[1])
+    return elapsed, cpu, used
 
 
-async def _prefill(load: Load, url: str, count: int) -> None:
+def _per(used: tuple[float, float] | None, messages: int) -> dict[str, float]:
+    """The server's CPU microseconds per message: all of it, and its database's part."""
+    if used is None or messages == 0:
+        return {}
+    server, database = used
+    return {"us/msg": 1e6 * (server + database) / messages, "db us/msg": 1e6 * database / messages}
+
+
+async def _prefill(load: Load, url: str, count: int, fifo: bool = False) -> None:
     batches = iter(range(0, count, BATCH))
-    sender = _batch_sender(url)
+    sender = _batch_sender(url, fifo)
 
     async def client(index: int, connection: Connection) -> None:
         for _ in batches:  # the clients share one iterator: `count` messages in all
@@ -210,11 +252,16 @@ async def _delete(connection: Connection, url: str, messages: list[dict[str, str
         raise RuntimeError(f"DeleteMessageBatch failed entries: {answer['Failed'][:2]}")
 
 
-async def _fresh_queue(load: Load) -> str:
+async def _fresh_queue(load: Load, fifo: bool = False, **attributes: str) -> str:
     connection = load.connect()
     try:
         name = f"bench-{time.time_ns()}-{next(_queue_numbers)}"
-        answer = await connection.call("CreateQueue", {"QueueName": name})
+        if fifo:
+            name, attributes = f"{name}.fifo", {**attributes, "FifoQueue": "true"}
+        payload: dict[str, object] = {"QueueName": name}
+        if attributes:
+            payload["Attributes"] = attributes
+        answer = await connection.call("CreateQueue", payload)
         return str(answer["QueueUrl"])
     finally:
         await connection.close()
