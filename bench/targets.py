@@ -42,6 +42,7 @@ class Target:
     process: subprocess.Popen[bytes]
     log: IO[bytes]
     meter: Meter
+    schema: str | None = None  # hopper-postgres: its schema in DATABASE_URL's database
 
     def output(self) -> str:
         """The tail of what the server wrote to stdout and stderr."""
@@ -117,10 +118,10 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
     log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _stop with the process
     process = subprocess.Popen(commands[name], env=env, stdout=log, stderr=subprocess.STDOUT)
     if name == "hopper-postgres":
-        meter = Meter(process.pid, DATABASE_URL, application)
-    else:
-        meter = Meter(process.pid)
-    return Target(name, port, process, log, meter)
+        return Target(
+            name, port, process, log, Meter(process.pid, DATABASE_URL, application), schema
+        )
+    return Target(name, port, process, log, Meter(process.pid))
 
 
 def _nats_server(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:

@@ -55,19 +55,23 @@ class Load:
 async def send(load: Load, fifo: bool = False) -> Measure:
     """SendMessage of 100 bytes from every client, as fast as the server answers (on a
     FIFO queue, round the groups)."""
-    url = await _fresh_queue(load, fifo)
+    return await send_to(load, await fresh_queue(load, fifo), fifo)
+
+
+async def send_to(load: Load, url: str, fifo: bool = False) -> Measure:
+    """SendMessage of 100 bytes from every client to the queue at `url`."""
 
     async def one(connection: Connection) -> int:
         await connection.call("SendMessage", {"QueueUrl": url, **_entry(fifo)})
         return 1
 
-    return await _closed_loop(load, one)
+    return await closed_loop(load, one)
 
 
 async def send_batch(load: Load, fifo: bool = False) -> Measure:
     """SendMessageBatch of 10 × 100 bytes from every client, as fast as answered."""
-    url = await _fresh_queue(load, fifo)
-    return await _closed_loop(load, _batch_sender(url, fifo))
+    url = await fresh_queue(load, fifo)
+    return await closed_loop(load, _batch_sender(url, fifo))
 
 
 async def drain(load: Load, prefill: int, fifo: bool = False) -> Measure:
@@ -75,32 +79,36 @@ async def drain(load: Load, prefill: int, fifo: bool = False) -> Measure:
     `prefill` messages, until all are deleted (or three run lengths have passed). An
     empty answer is asked again: a server may answer empty while others hold the rest
     (on a FIFO queue, a group whose messages are in flight)."""
-    url = await _fresh_queue(load, fifo)
-    await _prefill(load, url, prefill, fifo)
+    url = await fresh_queue(load, fifo)
+    await prefill_queue(load, url, prefill, fifo)
+    return await drain_from(load, url, prefill)
+
+
+async def drain_from(load: Load, url: str, count: int) -> Measure:
+    """Receive 10 + DeleteMessageBatch from every client until `count` messages of the
+    queue at `url` are deleted (or three run lengths have passed)."""
     deleted = [0] * load.clients
     deadline = time.monotonic() + 3 * load.seconds
 
     async def consume(index: int, connection: Connection) -> None:
-        while sum(deleted) < prefill and time.monotonic() < deadline:
+        while sum(deleted) < count and time.monotonic() < deadline:
             got = await connection.call(
                 "ReceiveMessage", {"QueueUrl": url, "MaxNumberOfMessages": BATCH}
             )
             messages = got.get("Messages", [])
             if messages:
-                await _delete(connection, url, messages)
+                await delete(connection, url, messages)
                 deleted[index] += len(messages)
 
-    elapsed, cpu, used = await _timed(load, consume)
-    return Measure(
-        {"msg/s": sum(deleted) / elapsed, "drained": sum(deleted), **_per(used, sum(deleted))},
-        cpu,
-    )
+    elapsed, cpu, used = await timed(load, consume)
+    done = sum(deleted)
+    return Measure({"msg/s": done / elapsed, "drained": done, **per_message(used, done)}, cpu)
 
 
 async def latency(load: Load, rate: float) -> Measure:
     """End-to-end latency at `rate` sends per second: long-polling consumers
     (WaitTimeSeconds=20) record receive time − send time, both read in this process."""
-    url = await _fresh_queue(load)
+    url = await fresh_queue(load)
     total = int(rate * load.seconds)
     senders = max(1, load.clients // 4)  # a few connections carry 500 msg/s easily
     seen: dict[int, float] = {}
@@ -131,7 +139,7 @@ async def latency(load: Load, rate: float) -> Measure:
             if len(seen) >= total:
                 everything.set()
             if messages:
-                await _delete(connection, url, messages)
+                await delete(connection, url, messages)
 
     producers = [load.connect() for _ in range(senders)]
     consumers = [load.connect() for _ in range(load.clients)]
@@ -191,7 +199,7 @@ def _batch_sender(url: str, fifo: bool = False) -> Callable[[Connection], Awaita
     return one
 
 
-async def _closed_loop(load: Load, one: Callable[[Connection], Awaitable[int]]) -> Measure:
+async def closed_loop(load: Load, one: Callable[[Connection], Awaitable[int]]) -> Measure:
     """Every client repeats `one` (which returns messages done) until the deadline."""
     done = [0] * load.clients
     deadline = time.monotonic() + load.seconds
@@ -200,11 +208,11 @@ async def _closed_loop(load: Load, one: Callable[[Connection], Awaitable[int]]) 
         while time.monotonic() < deadline:
             done[index] += await one(connection)
 
-    elapsed, cpu, used = await _timed(load, client)
-    return Measure({"msg/s": sum(done) / elapsed, **_per(used, sum(done))}, cpu)
+    elapsed, cpu, used = await timed(load, client)
+    return Measure({"msg/s": sum(done) / elapsed, **per_message(used, sum(done))}, cpu)
 
 
-async def _timed(
+async def timed(
     load: Load, client: Callable[[int, Connection], Awaitable[None]]
 ) -> tuple[float, float, tuple[float, float] | None]:
     """Run `client` on `load.clients` fresh connections: wall seconds, client CPU % and
@@ -226,7 +234,7 @@ async def _timed(
     return elapsed, cpu, used
 
 
-def _per(used: tuple[float, float] | None, messages: int) -> dict[str, float]:
+def per_message(used: tuple[float, float] | None, messages: int) -> dict[str, float]:
     """The server's CPU microseconds per message: all of it, and its database's part."""
     if used is None or messages == 0:
         return {}
@@ -234,7 +242,7 @@ def _per(used: tuple[float, float] | None, messages: int) -> dict[str, float]:
     return {"us/msg": 1e6 * (server + database) / messages, "db us/msg": 1e6 * database / messages}
 
 
-async def _prefill(load: Load, url: str, count: int, fifo: bool = False) -> None:
+async def prefill_queue(load: Load, url: str, count: int, fifo: bool = False) -> None:
     batches = iter(range(0, count, BATCH))
     sender = _batch_sender(url, fifo)
 
@@ -242,17 +250,17 @@ async def _prefill(load: Load, url: str, count: int, fifo: bool = False) -> None
         for _ in batches:  # the clients share one iterator: `count` messages in all
             await sender(connection)
 
-    await _timed(load, client)
+    await timed(load, client)
 
 
-async def _delete(connection: Connection, url: str, messages: list[dict[str, str]]) -> None:
+async def delete(connection: Connection, url: str, messages: list[dict[str, str]]) -> None:
     entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
     answer = await connection.call("DeleteMessageBatch", {"QueueUrl": url, "Entries": entries})
     if answer.get("Failed"):
         raise RuntimeError(f"DeleteMessageBatch failed entries: {answer['Failed'][:2]}")
 
 
-async def _fresh_queue(load: Load, fifo: bool = False, **attributes: str) -> str:
+async def fresh_queue(load: Load, fifo: bool = False, **attributes: str) -> str:
     connection = load.connect()
     try:
         name = f"bench-{time.time_ns()}-{next(_queue_numbers)}"
