@@ -352,7 +352,7 @@ async def _idle_polls(load: Load, count: int, wakes: int) -> tuple[float, list[f
         # Nothing tells from outside when the server holds every poll: give them a moment.
         await asyncio.sleep(1.0 + count / 1000)
         before, began = await load.meter(), time.perf_counter()
-        await asyncio.sleep(3.0)
+        await asyncio.sleep(load.seconds)
         after, wall = await load.meter(), time.perf_counter() - began
         cpu = 100 * (sum(after) - sum(before)) / wall
         answers[0], times = 0, []
