@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bench.client import Connection
+from bench.client import Connection, RequestFailed
 from bench.meter import CpuReading
 
 BODY = "x" * 100
@@ -80,8 +80,7 @@ async def drain(load: Load, prefill: int, fifo: bool = False) -> Measure:
     empty answer is asked again: a server may answer empty while others hold the rest
     (on a FIFO queue, a group whose messages are in flight)."""
     url = await fresh_queue(load, fifo)
-    await prefill_queue(load, url, prefill, fifo)
-    return await drain_from(load, url, prefill)
+    return await drain_from(load, url, await prefill_queue(load, url, prefill, fifo))
 
 
 async def drain_from(load: Load, url: str, count: int) -> Measure:
@@ -206,10 +205,21 @@ async def closed_loop(load: Load, one: Callable[[Connection], Awaitable[int]]) -
 
     async def client(index: int, connection: Connection) -> None:
         while time.monotonic() < deadline:
-            done[index] += await one(connection)
+            try:
+                done[index] += await one(connection)
+            except RequestFailed as failure:
+                if not full(failure):
+                    raise
+                return  # the queue is full (a store's depth limit): the run ends here
 
     elapsed, cpu, used = await timed(load, client)
     return Measure({"msg/s": sum(done) / elapsed, **per_message(used, sum(done))}, cpu)
+
+
+def full(failure: RequestFailed) -> bool:
+    """Whether a failed call was refused because the queue holds all it may (hopper's
+    JetStream store keeps at most 10,000 messages a queue)."""
+    return "OverLimit" in str(failure)
 
 
 async def timed(
@@ -242,15 +252,24 @@ def per_message(used: tuple[float, float] | None, messages: int) -> dict[str, fl
     return {"us/msg": 1e6 * (server + database) / messages, "db us/msg": 1e6 * database / messages}
 
 
-async def prefill_queue(load: Load, url: str, count: int, fifo: bool = False) -> None:
+async def prefill_queue(load: Load, url: str, count: int, fifo: bool = False) -> int:
+    """Send `count` messages in batches (fewer if the queue fills up): how many."""
     batches = iter(range(0, count, BATCH))
     sender = _batch_sender(url, fifo)
+    sent = [0]
 
     async def client(index: int, connection: Connection) -> None:
         for _ in batches:  # the clients share one iterator: `count` messages in all
-            await sender(connection)
+            try:
+                moved = await sender(connection)  # (not `+= await`: that reads first)
+            except RequestFailed as failure:
+                if not full(failure):
+                    raise
+                return
+            sent[0] += moved
 
     await timed(load, client)
+    return sent[0]
 
 
 async def delete(connection: Connection, url: str, messages: list[dict[str, str]]) -> None:
