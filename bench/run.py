@@ -1,27 +1,48 @@
-"""`python -m bench`: start hopper (in memory, on PostgreSQL) and moto, measure each
-with the same load generator, print one table of medians. See bench/README.md."""
+"""`python -m bench`: start hopper (in memory, on PostgreSQL, on JetStream), moto and
+LocalStack, measure each with the same load generator, print one table of medians:
+msg/s and the server's CPU per message. `python -m bench scale` draws the scale curves
+instead (bench/scale.py). See bench/README.md."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
 from collections import defaultdict
 
 from bench import workloads
-from bench.table import TARGETS, Row, render
+from bench.table import TARGETS, Goal, Row, render, verdicts
 from bench.targets import Target, running_targets
 from bench.workloads import Load, Measure
 
-# The issue's goals for the Postgres store on a 2-core machine, client alongside.
-GOALS = {"send": 3_000, "batch": 15_000, "drain": 7_000, "p50": 5.0, "rss": 200.0}
+# The issue's goals for the Postgres store on a 2-core machine, client alongside:
+# msg/s as a multiple of LocalStack's, the server's CPU (process and database backends)
+# in microseconds per message, latency in ms, memory in MB.
+PEER_MULTIPLE = 5.0
+CPU_GOALS = {"send": 80.0, "batch": 20.0, "drain": 40.0}
+GOALS = {"p50": 1.0, "rss": 200.0}
 PREFILL_CAP = 40_000
-WORKLOADS = ("send", "batch", "drain", "latency")
+WORKLOADS = ("send", "batch", "drain", "fifo-send", "fifo-batch", "fifo-drain", "latency")
+LABELS = {
+    "send": "SendMessage",
+    "batch": "SendMessageBatch of 10",
+    "drain": "drain (receive 10 + delete)",
+    "fifo-send": "FIFO SendMessage",
+    "fifo-batch": "FIFO SendMessageBatch of 10",
+    "fifo-drain": "FIFO drain",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["scale"]:
+        from bench import scale
+
+        return scale.main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         import uvloop
@@ -33,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     with running_targets(args.targets) as targets:
         figures = asyncio.run(_measure(targets, args))
         rss = {t.name: t.peak_rss_mb() for t in targets}
-    print(render(_rows(figures, rss), _notes(args, figures, began)))
+    rows = _rows(figures, rss)
+    print(render(rows, _notes(args, figures, rows, began)))
     return 0
 
 
@@ -44,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--clients", type=int, default=16, help="concurrent connections")
     parser.add_argument("--rate", type=float, default=500.0, help="latency send rate, msg/s")
     parser.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS))
+    parser.add_argument(
+        "--no-meter", action="store_true", help="do not measure the servers' CPU per message"
+    )
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     return parser
 
@@ -55,29 +80,42 @@ async def _measure(targets: list[Target], args: argparse.Namespace) -> Figures:
     """Every workload, run by run, each run going round the targets in turn, so that
     noise from anything else on the machine falls on all targets alike."""
     figures: Figures = defaultdict(lambda: defaultdict(list))
-    loads = {t.name: Load(t.port, args.clients, args.seconds) for t in targets}
-    for workload in args.workloads:
-        for run in range(args.runs):
-            for name, load in loads.items():
-                measure = await _one(workload, load, figures, name, args)
-                figures[workload][name].append(measure)
-                print(f"  {workload:8} run {run + 1} {name:16} {_brief(measure)}", file=sys.stderr)
+    loads = {
+        t.name: Load(t.port, args.clients, args.seconds, meter=None if args.no_meter else t.meter)
+        for t in targets
+    }
+    try:
+        for workload in args.workloads:
+            for run in range(args.runs):
+                for name, load in loads.items():
+                    measure = await _one(workload, load, figures, name, args)
+                    figures[workload][name].append(measure)
+                    print(
+                        f"  {workload:10} run {run + 1} {name:16} {_brief(measure)}",
+                        file=sys.stderr,
+                    )
+    finally:
+        for target in targets:
+            await target.meter.close()
     return figures
 
 
 async def _one(
     workload: str, load: Load, figures: Figures, name: str, args: argparse.Namespace
 ) -> Measure:
-    if workload == "send":
-        return await workloads.send(load)
-    if workload == "batch":
-        return await workloads.send_batch(load)
-    if workload == "drain":
+    fifo = workload.startswith("fifo-")
+    kind = workload.removeprefix("fifo-")
+    if kind == "send":
+        return await workloads.send(load, fifo)
+    if kind == "batch":
+        return await workloads.send_batch(load, fifo)
+    if kind == "drain":
         # About half a run's worth at this target's batch rate: the drain lasts a run or so.
         # (PREFILL_CAP when the batch workload was not run)
-        batch_rate = _median(figures["batch"][name], "msg/s") if figures["batch"][name] else 1e9
+        batches = figures[workload.replace("drain", "batch")][name]
+        batch_rate = _median(batches, "msg/s") if batches else 1e9
         prefill = int(min(PREFILL_CAP, max(200, batch_rate * args.seconds / 2)))
-        return await workloads.drain(load, prefill)
+        return await workloads.drain(load, prefill, fifo)
     return await workloads.latency(load, args.rate)
 
 
@@ -85,17 +123,34 @@ def _rows(figures: Figures, rss: dict[str, float]) -> list[Row]:
     def medians(workload: str, key: str) -> dict[str, float]:
         return {name: _median(runs, key) for name, runs in figures[workload].items()}
 
+    rows = []
+    for workload, label in LABELS.items():
+        rows.append(
+            Row(
+                f"{label}, msg/s",
+                True,
+                Goal(PEER_MULTIPLE, of_peer=True),
+                medians(workload, "msg/s"),
+            )
+        )
+        cpu_goal = CPU_GOALS.get(workload)
+        rows.append(
+            Row(
+                f"{label}, CPU us/msg",
+                False,
+                cpu_goal and Goal(cpu_goal),
+                medians(workload, "us/msg"),
+            )
+        )
     return [
-        Row("SendMessage, msg/s", True, GOALS["send"], medians("send", "msg/s")),
-        Row("SendMessageBatch of 10, msg/s", True, GOALS["batch"], medians("batch", "msg/s")),
-        Row("drain (receive 10 + delete), msg/s", True, GOALS["drain"], medians("drain", "msg/s")),
-        Row("end-to-end p50, ms", False, GOALS["p50"], medians("latency", "p50 ms")),
+        *rows,
+        Row("end-to-end p50, ms", False, Goal(GOALS["p50"]), medians("latency", "p50 ms")),
         Row("end-to-end p99, ms", False, None, medians("latency", "p99 ms")),
-        Row("server peak RSS (VmHWM), MB", False, GOALS["rss"], rss),
+        Row("server peak RSS (VmHWM), MB", False, Goal(GOALS["rss"]), rss),
     ]
 
 
-def _notes(args: argparse.Namespace, figures: Figures, began: float) -> list[str]:
+def _notes(args: argparse.Namespace, figures: Figures, rows: list[Row], began: float) -> list[str]:
     cpu = ", ".join(
         f"{w} {max(m.client_cpu for runs in by.values() for m in runs):.0f}%"
         for w, by in figures.items()
@@ -107,11 +162,24 @@ def _notes(args: argparse.Namespace, figures: Figures, began: float) -> list[str
         for m in runs
         if m.values["received"] < m.values["sent"]
     ]
+    database = ", ".join(
+        f"{w} {_median(by['hopper-postgres'], 'db us/msg'):.0f}"
+        for w, by in figures.items()
+        if by.get("hopper-postgres") and "db us/msg" in by["hopper-postgres"][0].values
+    )
+    load1, load5, _ = os.getloadavg()
     notes = [
         f"medians of {args.runs} runs x {args.seconds:g} s, {args.clients} clients, raw HTTP/1.1 "
-        f"keep-alive, SQS JSON protocol; latency at {args.rate:g} msg/s with WaitTimeSeconds=20.",
+        f"keep-alive, SQS JSON protocol; latency at {args.rate:g} msg/s with WaitTimeSeconds=20; "
+        f"FIFO rows over {workloads.GROUPS} groups.",
+        "CPU us/msg: the server's process tree (user + system, /proc) per message; for "
+        "hopper-postgres with its own PostgreSQL backends.",
+        f"of which hopper-postgres's database backends, us/msg: {database or '-'}",
         f"load generator CPU (max per workload, % of one core): {cpu}",
-        f"whole benchmark took {time.monotonic() - began:.0f} s.",
+        f"whole benchmark took {time.monotonic() - began:.0f} s; load average at the end "
+        f"{load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} CPUs.",
+        "goals: "
+        + ", ".join(f"{label} {'met' if met else 'MISSED'}" for label, met in verdicts(rows)),
     ]
     achieved = ", ".join(
         f"{name} {_median(runs, 'sent/s'):,.0f}" for name, runs in figures["latency"].items()
@@ -123,7 +191,8 @@ def _notes(args: argparse.Namespace, figures: Figures, began: float) -> list[str
 
 
 def _median(runs: list[Measure], key: str) -> float:
-    return statistics.median(m.values[key] for m in runs) if runs else float("nan")
+    found = [m.values[key] for m in runs if key in m.values]
+    return statistics.median(found) if found else float("nan")
 
 
 def _brief(measure: Measure) -> str:

@@ -1,28 +1,38 @@
 """The one table the benchmark prints: a row per figure, a column per target, then
-hopper's ratios to moto and the Postgres target with its verdict."""
+hopper's ratios to LocalStack (the fastest peer we can run) and the Postgres store's
+goal with its verdict."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+TARGETS = ("hopper-memory", "hopper-postgres", "hopper-jetstream", "moto", "localstack")
+PEER = "localstack"
+
+
+@dataclass(frozen=True)
+class Goal:
+    """The Postgres store's goal for a row: `threshold` for its value, or with
+    `of_peer` for its ratio to LocalStack's value."""
+
+    threshold: float
+    of_peer: bool = False
+
 
 @dataclass(frozen=True)
 class Row:
-    """One figure: its label, whether more is better, the Postgres target (None: no
-    target) and the value per target name."""
+    """One figure: its label, whether more is better, the Postgres goal (None: none)
+    and the value per target name."""
 
     label: str
     higher_is_better: bool
-    goal: float | None
+    goal: Goal | None
     values: dict[str, float]
 
 
-TARGETS = ("hopper-memory", "hopper-postgres", "hopper-jetstream", "moto")
-
-
 def render(rows: list[Row], notes: list[str]) -> str:
-    header = ["", *TARGETS, "memory/moto", "postgres/moto", "postgres target"]
+    header = ["", *TARGETS, f"memory/{PEER}", f"postgres/{PEER}", "postgres goal"]
     lines = [header] + [_cells(row) for row in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = [
@@ -36,11 +46,28 @@ def render(rows: list[Row], notes: list[str]) -> str:
     return "\n".join(text + [""] + notes)
 
 
+def verdicts(rows: list[Row]) -> list[tuple[str, bool]]:
+    """Each goal row's label and whether the Postgres store met it (rows not measured
+    left out)."""
+    found = []
+    for row in rows:
+        met = _met(row)
+        if met is not None:
+            found.append((row.label, met))
+    return found
+
+
 def _cells(row: Row) -> list[str]:
     values = [_number(row.values.get(name, math.nan)) for name in TARGETS]
-    moto = row.values.get("moto", math.nan)
-    ratios = [_ratio(row.values.get(name, math.nan), moto) for name in TARGETS[:2]]
-    return [row.label, *values, *ratios, _verdict(row)]
+    ratios = [_ratio(row, name) for name in TARGETS[:2]]
+    return [row.label, *values, *(_times(r) for r in ratios), _verdict(row)]
+
+
+def _ratio(row: Row, name: str) -> float:
+    value, peer = row.values.get(name, math.nan), row.values.get(PEER, math.nan)
+    if math.isnan(value) or math.isnan(peer) or peer == 0:
+        return math.nan
+    return value / peer
 
 
 def _number(value: float) -> str:
@@ -49,18 +76,30 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
-def _ratio(value: float, moto: float) -> str:
-    if math.isnan(value) or math.isnan(moto) or moto == 0:
-        return "-"
-    return f"{value / moto:,.2f}x"
+def _times(ratio: float) -> str:
+    return "-" if math.isnan(ratio) else f"{ratio:,.2f}x"
+
+
+def _met(row: Row) -> bool | None:
+    if row.goal is None:
+        return None
+    value = (
+        _ratio(row, "hopper-postgres")
+        if row.goal.of_peer
+        else row.values.get("hopper-postgres", math.nan)
+    )
+    if math.isnan(value):
+        return None
+    return value >= row.goal.threshold if row.higher_is_better else value <= row.goal.threshold
 
 
 def _verdict(row: Row) -> str:
     if row.goal is None:
         return ""
     sign = ">=" if row.higher_is_better else "<="
-    value = row.values.get("hopper-postgres", math.nan)
-    if math.isnan(value):
-        return f"{sign} {row.goal:,.0f}"
-    met = value >= row.goal if row.higher_is_better else value <= row.goal
-    return f"{sign} {row.goal:,.0f} {'met' if met else 'MISSED'}"
+    suffix = f"x {PEER}" if row.goal.of_peer else ""
+    threshold = f"{sign} {row.goal.threshold:,g}{suffix}"
+    met = _met(row)
+    if met is None:
+        return threshold
+    return f"{threshold} {'met' if met else 'MISSED'}"

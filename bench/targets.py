@@ -1,7 +1,7 @@
 """The servers under test, each in its own process on 127.0.0.1: hopper in memory,
 hopper on PostgreSQL (a fresh schema, dropped afterwards), hopper on a single-node
 JetStream of its own (a nats-server on a free port and a temporary directory, removed
-afterwards) and moto."""
+afterwards), moto and LocalStack (bench/localstack.py)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,22 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from bench import localstack
+from bench.meter import Meter
+
 HOST = "127.0.0.1"
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 STARTUP_SECONDS = 30.0
+# LocalStack loads for a few seconds, longer on a busy machine (and once installs).
+LOCALSTACK_STARTUP_SECONDS = 120.0
 
 
 @dataclass
@@ -35,6 +41,8 @@ class Target:
     port: int
     process: subprocess.Popen[bytes]
     log: IO[bytes]
+    meter: Meter
+    schema: str | None = None  # hopper-postgres: its schema in DATABASE_URL's database
 
     def output(self) -> str:
         """The tail of what the server wrote to stdout and stderr."""
@@ -61,7 +69,10 @@ def running_targets(names: list[str]) -> Iterator[list[Target]]:
         for name in names:
             targets.append(_start(name, schema, nats))
         for target in targets:
-            _await_ready(target)
+            if target.name == "localstack":
+                _await_localstack(target)
+            else:
+                _await_ready(target)
         yield targets
     finally:
         for target in targets:
@@ -90,18 +101,27 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
         "warning",
         "--relaxed-timing",
     ]
+    # Its backends name themselves, so the meter finds them in pg_stat_activity.
+    application = f"hopper-{schema}"
+    database = f"{DATABASE_URL}?application_name={application}"
     commands = {
         "hopper-memory": hopper,
-        "hopper-postgres": [*hopper, "--database-url", DATABASE_URL, "--database-schema", schema],
+        "hopper-postgres": [*hopper, "--database-url", database, "--database-schema", schema],
         "moto": [sys.executable, str(ROOT / "bench" / "moto_server.py"), str(port)],
     }
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     if name == "hopper-jetstream":
         commands[name] = [*hopper, "--nats-url", _nats_server(nats)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    elif name == "localstack":
+        commands[name], env = localstack.command(port)
     # A file, not a pipe: a server that logs a lot must never block on a full pipe.
     log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _stop with the process
     process = subprocess.Popen(commands[name], env=env, stdout=log, stderr=subprocess.STDOUT)
-    return Target(name, port, process, log)
+    if name == "hopper-postgres":
+        return Target(
+            name, port, process, log, Meter(process.pid, DATABASE_URL, application), schema
+        )
+    return Target(name, port, process, log, Meter(process.pid))
 
 
 def _nats_server(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:
@@ -145,6 +165,24 @@ def _await_ready(target: Target) -> None:
         except OSError:
             time.sleep(0.1)  # a polling start-up check; no event to await across processes
     raise RuntimeError(f"{target.name} did not listen on port {target.port} in time")
+
+
+def _await_localstack(target: Target) -> None:
+    """LocalStack's gateway listens before its SQS is up: wait for its health check to
+    say so."""
+    url = f"http://{HOST}:{target.port}{localstack.HEALTH_PATH}"
+    deadline = time.monotonic() + LOCALSTACK_STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if target.process.poll() is not None:
+            raise RuntimeError(f"{target.name} exited at start-up:\n{target.output()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if b'"sqs": "running"' in answer.read():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)  # a polling start-up check; no event to await across processes
+    raise RuntimeError(f"{target.name} did not start SQS in time:\n{target.output()}")
 
 
 def _stop(target: Target) -> None:

@@ -87,6 +87,7 @@ class GuardedProtocol(HttpToolsProtocol):
     deadline: asyncio.TimerHandle | None = None
     in_head = True  # the parser is inside a request's head (or waits for one)
     head_bytes = 0  # bytes received that ended inside the current head
+    heads = 0  # request heads parsed on this connection
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -99,12 +100,18 @@ class GuardedProtocol(HttpToolsProtocol):
         self._arm(limits.idle_timeout)
 
     def data_received(self, data: bytes) -> None:
-        began_in_head = self.in_head
+        began_in_head, heads = self.in_head, self.heads
         super().data_received(data)
-        # Counted once parsed, so the body that follows a head in one chunk is not; a
-        # chunk that began after a body and ended in a new head is not counted either
-        # (one chunk at most).
-        if self.in_head and began_in_head and not self.transport.is_closing():
+        # Counted once parsed, so the body that follows a head in one chunk is not, nor
+        # a whole request in one chunk (its body may be far longer than any head); a
+        # chunk that ended in a new head after a body is not counted either (one chunk
+        # at most).
+        if (
+            self.in_head
+            and began_in_head
+            and self.heads == heads
+            and not self.transport.is_closing()
+        ):
             self.head_bytes += len(data)
             if self.head_bytes > MAX_HEAD_BYTES:
                 self.send_400_response(
@@ -113,6 +120,7 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self.in_head, self.head_bytes = False, 0
+        self.heads += 1
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

@@ -178,3 +178,19 @@ def test_a_request_head_of_32_kib_is_served(impatient):
                        + b"\r\n\r\n")
         answer = client.recv(65536)
     assert answer.startswith(b"HTTP/1.1 200")
+
+
+def test_a_request_whose_body_comes_with_its_head_in_one_read_is_served(impatient):
+    # A whole request of 128 KiB in one sendall arrives in one read on loopback: its
+    # body is not part of its head, however long.
+    body = b"x" * 131072
+    with connect(impatient) as client:
+        for _ in range(2):  # and the next one on the same connection too
+            client.sendall(b"GET /health HTTP/1.1\r\nHost: hopper\r\nContent-Length: %d\r\n\r\n%s"
+                           % (len(body), body))
+            answer = b""
+            while not answer.endswith(b"}"):  # a whole answer: /health's ends its JSON
+                chunk = client.recv(65536)
+                assert chunk, f"closed after {answer!r}"
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200"), answer[:300]

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import random
 from collections.abc import Awaitable, Callable, Sequence
 
 from hopper.core import handoff, limits
@@ -38,6 +40,10 @@ _MIN_PAUSE = 0.005
 # After a failed claim a long poll waits this long before trying again, doubled after
 # each failure up to the fallback interval.
 _RETRY_PAUSE = 0.1
+# A fallback pause is the interval less up to this part of it, at random.
+_FALLBACK_SPREAD = 0.25
+# The fallback looks a queue's waiting polls make in one interval, about (see _fallback).
+FALLBACK_LOOKS = 32
 
 log = logging.getLogger("hopper.long_poll")
 
@@ -59,7 +65,8 @@ class LongPolls:
         poll_fallback_seconds: float,
         release: Release,
     ) -> None:
-        """`poll_fallback_seconds`: the longest a waiter sleeps without looking.
+        """`poll_fallback_seconds`: the longest a waiter sleeps without looking, while
+        a queue has at most FALLBACK_LOOKS of them (see _fallback).
         `release` makes deliveries visible again that nobody will answer with."""
         self.store = store
         self.clock = clock
@@ -69,6 +76,8 @@ class LongPolls:
         self.poll_fallback_seconds = poll_fallback_seconds
         self._release = release
         self._deadlines = NextDeadlines()
+        # Per queue, the store's answer being awaited for it (see _next_deadline).
+        self._lookups: dict[QueueKey, asyncio.Future[float | None]] = {}
         self._releases: set[asyncio.Task[None]] = set()
         # Set by drain(): long polls answer at once instead of waiting.
         self.draining = False
@@ -169,14 +178,7 @@ class LongPolls:
         gone: Gone | None,
     ) -> list[Delivery]:
         loop = asyncio.get_running_loop()
-        # A queue just found empty, with no wake-up since, is not looked at again unless
-        # a deadline of it has passed (see core/wakeups.py). A retried attempt id always
-        # looks: its replay is no new message and announces none.
-        skip = (
-            attempt_id is None
-            and self.wakeups.known_empty(key)
-            and not await self._deadline_passed(key)
-        )
+        skip = await self._known_empty(key, attempt_id)
         failures = 0
         while True:
             # Deadlines are looked up as of the claim: a lease that runs out between the
@@ -202,32 +204,63 @@ class LongPolls:
             remaining = deadline - loop.time()
             if deliveries or remaining <= 0 or self.draining:
                 return deliveries
-            pause = await self._pause(key, looked_at, remaining, failures)
+            pause, fallback = await self._pause(key, looked_at, remaining, failures)
             if gone is not None:
                 watch.interrupt_when(gone)  # only a poll that sleeps pays for watching
-            await watch.wait(pause)
+            woken = await watch.wait(pause)
             if watch.interrupted:
                 return []  # what was handed meanwhile is released by wait()
             handed = watch.take()
             if handed:
                 return handed
+            # Woken by the fallback interval alone, most polls of an idle queue find it
+            # just looked at by another: 2,000 of them made 2,000 claims a second. (A
+            # pause that a deadline ended always looks.)
+            skip = fallback and not woken and await self._known_empty(key, attempt_id)
+
+    async def _known_empty(self, key: QueueKey, attempt_id: str | None) -> bool:
+        """Whether a look may be skipped: the queue was just found empty, with no
+        wake-up since, and no deadline of it has passed (see core/wakeups.py). A retried
+        attempt id always looks: its replay is no new message and announces none."""
+        return (
+            attempt_id is None
+            and self.wakeups.known_empty(key)
+            and not await self._deadline_passed(key)
+        )
 
     async def _pause(
         self, key: QueueKey, looked_at: float | None, remaining: float, failures: int
-    ) -> float:
+    ) -> tuple[float, bool]:
         """How long a poll sleeps before it looks again: until the queue's next
         visibility deadline, the fallback interval or its own deadline; after a failed
-        claim, a pause that grows with the failures."""
-        pause = min(remaining, self.poll_fallback_seconds)
+        claim, a pause that grows with the failures. And whether it is the fallback
+        interval (no deadline and no failure cut it short)."""
+        fallback = self._fallback(key)
+        pause = min(remaining, fallback)
         if failures:
-            return min(pause, _RETRY_PAUSE * (1 << min(failures - 1, 8)))
+            return min(pause, _RETRY_PAUSE * (1 << min(failures - 1, 8))), False
         try:
             upcoming = await self._next_deadline(key, looked_at)
         except StoreUnavailable:
-            return min(pause, _RETRY_PAUSE)  # the store just failed: look again soon
+            return min(pause, _RETRY_PAUSE), False  # the store just failed: look again soon
         if upcoming is not None:
             pause = min(pause, max(upcoming - self.clock.time(), _MIN_PAUSE))
-        return pause
+        return pause, pause == fallback
+
+    def _fallback(self, key: QueueKey) -> float:
+        """How long a poll of `key` sleeps at most without a wake-up or a deadline.
+
+        The fallback finds what no wake-up announced (another process's lost notice); a
+        queue needs about FALLBACK_LOOKS looks for that per interval, not one per poll,
+        and a poll woken just after another looked skips its look (known_empty) but
+        still costs a wake-up: 2,000 idle polls woke 2,000 times a second, 14 % of a core.
+        So with more polls than that, each sleeps proportionally longer, and the queue
+        is still looked at about FALLBACK_LOOKS times an interval. The pause ends
+        somewhere in the last quarter of its length, so that polls that began together
+        (a burst of consumers) drift apart instead of all waking at the same instant."""
+        polls = self.wakeups.waiting(key)
+        longest = self.poll_fallback_seconds * max(1.0, polls / FALLBACK_LOOKS)
+        return longest * (1 - _FALLBACK_SPREAD * random.random())
 
     async def _deadline_passed(self, key: QueueKey) -> bool:
         try:
@@ -238,11 +271,29 @@ class LongPolls:
 
     async def _next_deadline(self, key: QueueKey, looked_at: float | None) -> float | None:
         """The queue's next visibility deadline, shared by this process's long polls
-        for a moment (core/deadlines.py)."""
+        for a moment (core/deadlines.py). Polls that ask while the store is being asked
+        share that answer: 1,000 polls waking together asked it 1,000 times at once. (It
+        may be as of a look a little earlier than theirs: a deadline between the two is
+        one more reason to look soon, never a missed one.)"""
         known, deadline = self._deadlines.get(key, self.clock.time())
-        if not known:
-            deadline = await self.store.next_visible_at(key, now=looked_at)
-            self._deadlines.put(key, deadline)
+        if known:
+            return deadline
+        lookup = self._lookups.get(key)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._look_up(key, looked_at))
+            self._lookups[key] = lookup
+            lookup.add_done_callback(functools.partial(self._looked_up, key))
+        # Shielded: a poll that is cancelled must not cancel the others' answer.
+        return await asyncio.shield(lookup)
+
+    def _looked_up(self, key: QueueKey, lookup: asyncio.Future[float | None]) -> None:
+        self._lookups.pop(key, None)
+        if not lookup.cancelled():
+            lookup.exception()  # retrieved: its waiters may all have been cancelled
+
+    async def _look_up(self, key: QueueKey, looked_at: float | None) -> float | None:
+        deadline = await self.store.next_visible_at(key, now=looked_at)
+        self._deadlines.put(key, deadline)
         return deadline
 
     # --- sending ----------------------------------------------------------------------

@@ -54,6 +54,8 @@ class Watch:
 
     def __init__(self, capacity: int = 1, lease: float | None = None) -> None:
         self._event = asyncio.Event()
+        # Woken since the last wait was answered (the event is also set by wait's timer).
+        self._rung = False
         self._waiting = False
         self.capacity = capacity
         # Messages the wake-ups since this watch was woken told of (its next look's).
@@ -71,12 +73,13 @@ class Watch:
         self._departure: asyncio.Task[None] | None = None
 
     def _wake(self) -> None:
+        self._rung = True
         self._event.set()
 
     @property
     def idle(self) -> bool:
         """Waiting, and not yet woken: a wake-up given to it is sure to be acted on."""
-        return self._waiting and not self._event.is_set() and not self.offered
+        return self._waiting and not self._rung and not self.offered
 
     def interrupt_when(self, gone: Callable[[], Awaitable[object]]) -> None:
         """End the holder's wait, now or in any later one, once `gone` returns (whoever
@@ -111,31 +114,30 @@ class Watch:
         """Woken and not yet looking: how many more told-of messages its look takes.
         None for a watch handed deliveries: its holder returns them without looking,
         so a message promised to it would wait for another waiter's fallback look."""
-        if self._waiting and self._event.is_set() and not self._handed:
+        if self._waiting and self._rung and not self._handed:
             return self.capacity - self._promised
         return 0
 
     async def wait(self, timeout: float) -> bool:
         """True when woken (now or since the last wait), False after `timeout` seconds."""
         self._waiting = True
+        # A timer that sets the event, not asyncio.timeout: its end is a cancellation
+        # thrown through the whole request's coroutines, and idle long polls end a
+        # fallback pause each about once a second (a tenth of a core for 1,000 polls).
+        timer = asyncio.get_running_loop().call_later(max(timeout, 0.0), self._event.set)
         try:
-            try:
-                async with asyncio.timeout(max(timeout, 0.0)):
-                    await self._event.wait()
-                woken = True
-            except TimeoutError:
-                woken = False
+            await self._event.wait()
             while self.offered:
                 # A send is enqueueing messages for this watch: they are its to take
                 # (the send closes the offer whatever happens, in one statement's time).
                 self._event.clear()
                 await self._event.wait()
-                woken = True
         finally:
+            timer.cancel()
             # (cancelled: the promise stays, for Wakeups.watch to hand over)
             self._waiting = False
-        if woken:
-            self._event.clear()
+        woken, self._rung = self._rung, False
+        self._event.clear()  # set by a wake-up or by the timer: either is taken now
         self._promised = 0  # the holder looks now
         return woken
 
