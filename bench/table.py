@@ -7,7 +7,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-TARGETS = ("hopper-memory", "hopper-postgres", "hopper-jetstream", "moto", "localstack")
+TARGETS = (
+    "hopper-memory",
+    "hopper-postgres",
+    "hopper-jetstream",
+    "hopper-jetstream-r3",
+    "moto",
+    "localstack",
+)
 PEER = "localstack"
 
 

@@ -1,7 +1,8 @@
 """The servers under test, each in its own process on 127.0.0.1: hopper in memory,
 hopper on PostgreSQL (a fresh schema, dropped afterwards), hopper on a single-node
 JetStream of its own (a nats-server on a free port and a temporary directory, removed
-afterwards), moto and LocalStack (bench/localstack.py)."""
+afterwards) and on a three-node cluster of its own with everything replicated thrice,
+moto and LocalStack (bench/localstack.py)."""
 
 from __future__ import annotations
 
@@ -112,6 +113,8 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     if name == "hopper-jetstream":
         commands[name] = [*hopper, "--nats-url", _nats_server(nats)]
+    elif name == "hopper-jetstream-r3":
+        commands[name] = [*hopper, "--nats-url", _nats_cluster(nats), "--nats-replicas", "3"]
     elif name == "localstack":
         commands[name], env = localstack.command(port)
     # A file, not a pipe: a server that logs a lot must never block on a full pipe.
@@ -146,6 +149,48 @@ def _nats_server(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:
         except OSError:
             time.sleep(0.05)  # a polling start-up check, as for the servers below
     raise RuntimeError("nats-server did not listen in time")
+
+
+def _nats_cluster(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:
+    """Three clustered JetStream nodes (every stream and bucket replicated thrice); their
+    URLs once the cluster has elected its JetStream leader."""
+    ports = [(_free_port(), _free_port()) for _ in range(3)]
+    for n, (port, cluster_port) in enumerate(ports):
+        store = tempfile.mkdtemp(prefix="hopper-bench-nats-r3-")
+        routes = ", ".join(f"nats://{HOST}:{c}" for p, c in ports if c != cluster_port)
+        config = Path(store) / "nats.conf"
+        config.write_text(
+            f'server_name: "n{n}"\nlisten: {HOST}:{port}\nmax_payload: 8388608\n'
+            f'jetstream {{ store_dir: "{store}" }}\n'
+            f'cluster {{ name: "bench", listen: {HOST}:{cluster_port}, routes: [{routes}] }}\n'
+        )
+        process = subprocess.Popen(
+            [shutil.which("nats-server") or "/usr/sbin/nats-server", "-c", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append((process, store))
+    urls = [f"nats://{HOST}:{port}" for port, _ in ports]
+    asyncio.run(_jetstream_ready(urls))
+    return ",".join(urls)
+
+
+async def _jetstream_ready(urls: list[str]) -> None:
+    import nats
+    import nats.errors
+
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            nc = await nats.connect(urls, connect_timeout=1, max_reconnect_attempts=1)
+            try:
+                await nc.jetstream(timeout=1).account_info()
+                return
+            finally:
+                await nc.close()
+        except (TimeoutError, nats.errors.Error, OSError):
+            await asyncio.sleep(0.2)  # still electing: ask again shortly
+    raise RuntimeError("the JetStream cluster never elected a leader")
 
 
 def _free_port() -> int:
