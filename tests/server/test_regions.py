@@ -120,3 +120,20 @@ def test_a_dead_letter_queue_of_another_region_is_found_by_its_arn(clients):
     assert answer.status == 200, answer
     got = away("GetQueueAttributes", QueueUrl=source, AttributeNames=["RedrivePolicy"])
     assert arn in got.attributes()["RedrivePolicy"]
+
+
+def test_a_redrive_allow_policy_names_its_sources_by_their_regions_arns(clients):
+    _, away = clients
+    dlq = queue_url(away, unique())
+    source_url = queue_url(away, unique())
+
+    def arn(caller: Caller, url: str) -> str:
+        answer = caller("GetQueueAttributes", QueueUrl=url, AttributeNames=["QueueArn"])
+        return str(answer.attributes()["QueueArn"])
+
+    allow = f'{{"redrivePermission":"byQueue","sourceQueueArns":["{arn(away, source_url)}"]}}'
+    answer = away("SetQueueAttributes", QueueUrl=dlq, Attributes={"RedriveAllowPolicy": allow})
+    assert answer.status == 200, answer
+    policy = f'{{"deadLetterTargetArn":"{arn(away, dlq)}","maxReceiveCount":1}}'
+    answer = away("SetQueueAttributes", QueueUrl=source_url, Attributes={"RedrivePolicy": policy})
+    assert answer.status == 200, answer

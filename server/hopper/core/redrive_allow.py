@@ -2,8 +2,11 @@
 
 The policy is kept as the client's JSON text (the wire checked its shape); this module
 reads it when a source's RedrivePolicy names the queue. Source queues are listed by
-ARN (`arn:<partition>:sqs:<region>:<account>:<name>`): the core compares only the
-account and name, since one hopper serves one region.
+ARN (`arn:<partition>:sqs:<region>:<account>:<name>`). A queue of the server's own
+region has a plain account, one of another region `<account>:<region>` (wire/regions.py
+keeps the qualified form inside hopper): an ARN names a queue of another region only
+with that region. The home region's name is the wire's, so an ARN of any other region
+still names a home queue of that account and name (as before regions).
 """
 
 from __future__ import annotations
@@ -37,4 +40,7 @@ def permits(policy_text: str | None, source: QueueKey) -> bool:
 
 def _names(arn: str, key: QueueKey) -> bool:
     parts = arn.split(":")
-    return len(parts) == 6 and parts[4] == key.account and parts[5] == key.name
+    if len(parts) != 6:
+        return False
+    account, _, region = key.account.partition(":")
+    return parts[4] == account and parts[5] == key.name and region in ("", parts[3])
