@@ -10,7 +10,10 @@ from __future__ import annotations
 import enum
 
 from hopper.core.model import PeekedMessage, QueueKey
-from hopper.core.service import MAX_PEEK, QueueService
+from hopper.core.service import QueueService
+
+# The most messages one look returns (an operator reads them; nobody reads thousands).
+MAX_PEEK = 100
 
 
 class MessageState(enum.Enum):
@@ -33,7 +36,7 @@ def state_of(peeked: PeekedMessage, now: float) -> MessageState:
 async def browse(service: QueueService, key: QueueKey) -> list[PeekedMessage]:
     """The queue's oldest MAX_PEEK messages, whatever their state, read without
     changing anything (QueueStore.peek). Raises QueueNotFound."""
-    return await service.peek(key, limit=MAX_PEEK)
+    return await service.store.peek(key, limit=MAX_PEEK, now=service.clock.now())
 
 
 async def discard(service: QueueService, key: QueueKey, message_id: str) -> bool:
@@ -42,8 +45,5 @@ async def discard(service: QueueService, key: QueueKey, message_id: str) -> bool
     on. Raises QueueNotFound."""
     if not await service.store.discard(key, message_id, now=service.clock.now()):
         return False
-    service.events.deleted(key, 1)
-    if key.is_fifo:
-        # The group's next message may be receivable now.
-        service.wakeups.notify(key)
+    service.deleted(key, 1)
     return True

@@ -19,7 +19,6 @@ from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import (
     BatchTooLong,
-    InvalidParameter,
     OverLimit,
     PurgeInProgress,
     QueueDeletedRecently,
@@ -36,7 +35,6 @@ from hopper.core.model import (
     MessageDraft,
     MoveTask,
     NewMessage,
-    PeekedMessage,
     QueueConfig,
     QueueKey,
     QueuePage,
@@ -53,9 +51,6 @@ from hopper.core.outcomes import ReceiptMode
 from hopper.core.recent import RecentQueues
 from hopper.core.store import QueueStore
 from hopper.core.wakeups import Wakeups
-
-# The most messages one peek returns (an operator reads them; nobody reads thousands).
-MAX_PEEK = 100
 
 
 class QueueService:
@@ -200,14 +195,6 @@ class QueueService:
 
     async def queue_stats(self, key: QueueKey) -> QueueStats:
         return await self.store.stats(key, now=self.clock.now())
-
-    async def peek(self, key: QueueKey, *, limit: int) -> list[PeekedMessage]:
-        """Up to `limit` (1 to MAX_PEEK) messages of the queue, oldest first, read
-        without receiving them: the dashboard's look at dead letters. Nothing about the
-        messages changes. Raises InvalidParameter for a limit out of range."""
-        if not 1 <= limit <= MAX_PEEK:
-            raise InvalidParameter("limit", str(limit), f"Must be between 1 and {MAX_PEEK}.")
-        return await self.store.peek(key, limit=limit, now=self.clock.now())
 
     async def set_queue_attributes(self, key: QueueKey, settings: Mapping[str, Any]) -> None:
         """SetQueueAttributes: `settings` as in create_queue. Raises InvalidAttributeValue
@@ -414,10 +401,7 @@ class QueueService:
         results = await self._leases.delete(key, receipts, now=self.clock.now())
         deleted = sum(r.outcome is ReceiptOutcome.OK for r in results)
         self.in_flight.released(key, deleted)
-        self.events.deleted(key, deleted)
-        if key.is_fifo and any(r.outcome is ReceiptOutcome.OK for r in results):
-            # Deleting a FIFO message unlocks its group: the next one may be receivable.
-            self.wakeups.notify(key)
+        self.deleted(key, deleted)
         pairs = zip(receipts, results, strict=True)
         answer = outcomes.superseded_answer(self.receipts, fifo=key.is_fifo)
         return [outcomes.delete_error(receipt, result, answer) for receipt, result in pairs]
@@ -464,6 +448,14 @@ class QueueService:
             else outcome
             for outcome in entries
         ]
+
+    def deleted(self, key: QueueKey, count: int) -> None:
+        """`count` messages of `key` were deleted (by receipt or by an operator): the
+        events hear of it, and deleting a FIFO message unlocks its group, so the long
+        polls look again for the group's next message."""
+        self.events.deleted(key, count)
+        if key.is_fifo and count:
+            self.wakeups.notify(key)
 
     async def purge(self, key: QueueKey) -> None:
         """PurgeQueue. Raises PurgeInProgress within 60 s of the last purge (when timing
