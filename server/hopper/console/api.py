@@ -19,8 +19,6 @@ change a message (QueueStore.peek).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -43,9 +41,10 @@ from hopper.console.answers import (
 )
 from hopper.console.history import History
 from hopper.core import characters, operators
-from hopper.core.model import MessageAttribute, MessageDraft, QueueKey
+from hopper.core.model import MessageDraft, QueueKey
 from hopper.core.service import QueueService
 from hopper.observability.overview import Counts, QueueView, overview, queue_view
+from hopper.wire import validate
 from hopper.wire.context import RequestContext
 from hopper.wire.queue_attributes import check_queue_attribute_names, queue_attributes
 from hopper.wire.regions import split_account
@@ -141,7 +140,8 @@ class Console:
         document = await json_body(request)
         draft = MessageDraft(
             body=text_field(document, "body") or "",
-            attributes=_attributes(document.get("attributes")),
+            # SQS's JSON shape, decoded as a JSON-protocol SendMessage's is.
+            attributes=validate.message_attributes(document.get("attributes")),
             delay=_delay(document),
             group_id=text_field(document, "group_id"),
             deduplication_id=text_field(document, "deduplication_id"),
@@ -207,35 +207,6 @@ class Console:
         )
         names = check_queue_attribute_names(["All"])
         return queue_attributes(ctx, view.record, view.stats, names)
-
-
-def _attributes(value: Any) -> dict[str, MessageAttribute]:
-    """Message attributes in SQS's JSON shape: {name: {DataType, StringValue |
-    BinaryValue (base64)}}. The core checks names, types and values."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or len(value) > 100:
-        raise Problem(400, "attributes must be an object", "InvalidParameterValue")
-    attributes = {}
-    for name, member in value.items():
-        if not isinstance(member, Mapping):
-            raise Problem(400, f"attribute {name} must be an object", "InvalidParameterValue")
-        data_type = text_field(member, "DataType") or ""
-        binary = text_field(member, "BinaryValue")
-        if binary is not None:
-            try:
-                attributes[name] = MessageAttribute(data_type, binary_value=base64.b64decode(
-                    binary, validate=True
-                ))
-            except (binascii.Error, ValueError):
-                raise Problem(
-                    400, f"attribute {name}: BinaryValue must be base64", "InvalidParameterValue"
-                ) from None
-        else:
-            attributes[name] = MessageAttribute(
-                data_type, string_value=text_field(member, "StringValue") or ""
-            )
-    return attributes
 
 
 def _delay(document: Mapping[str, Any]) -> float | None:
