@@ -51,11 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pass
     began = time.monotonic()
+    failures: list[str] = []
     with running_targets(args.targets) as targets:
-        figures = asyncio.run(_measure(targets, args))
+        figures = asyncio.run(_measure(targets, args, failures))
         rss = {t.name: t.peak_rss_mb() for t in targets}
     rows = _rows(figures, rss)
-    print(render(rows, _notes(args, figures, rows, began)))
+    print(render(rows, _notes(args, figures, rows, began) + _failed(failures)))
     return 0
 
 
@@ -76,9 +77,11 @@ def _parser() -> argparse.ArgumentParser:
 Figures = dict[str, dict[str, list[Measure]]]  # workload -> target -> runs
 
 
-async def _measure(targets: list[Target], args: argparse.Namespace) -> Figures:
+async def _measure(targets: list[Target], args: argparse.Namespace, failures: list[str]) -> Figures:
     """Every workload, run by run, each run going round the targets in turn, so that
-    noise from anything else on the machine falls on all targets alike."""
+    noise from anything else on the machine falls on all targets alike. A run a server
+    fails (an error answer, a dropped connection) is left out of its medians and said
+    in `failures`: one server's bug does not end the others' measurements."""
     figures: Figures = defaultdict(lambda: defaultdict(list))
     loads = {
         t.name: Load(t.port, args.clients, args.seconds, meter=None if args.no_meter else t.meter)
@@ -88,7 +91,20 @@ async def _measure(targets: list[Target], args: argparse.Namespace) -> Figures:
         for workload in args.workloads:
             for run in range(args.runs):
                 for name, load in loads.items():
-                    measure = await _one(workload, load, figures, name, args)
+                    try:
+                        measure = await _one(workload, load, figures, name, args)
+                    except (
+                        workloads.RequestFailed,
+                        workloads.WrongAnswer,
+                        OSError,
+                        EOFError,
+                    ) as error:
+                        failures.append(f"{name} {workload} run {run + 1}: {error}")
+                        print(
+                            f"  {workload:10} run {run + 1} {name:16} FAILED: {error}",
+                            file=sys.stderr,
+                        )
+                        continue
                     figures[workload][name].append(measure)
                     print(
                         f"  {workload:10} run {run + 1} {name:16} {_brief(measure)}",
@@ -188,6 +204,12 @@ def _notes(args: argparse.Namespace, figures: Figures, rows: list[Row], began: f
     if short:
         notes.append("latency runs that lost messages: " + "; ".join(short))
     return notes
+
+
+def _failed(failures: list[str]) -> list[str]:
+    if not failures:
+        return []
+    return ["runs a server failed (left out of the medians): " + "; ".join(failures)]
 
 
 def _median(runs: list[Measure], key: str) -> float:

@@ -29,6 +29,11 @@ _queue_numbers = itertools.count()
 _message_numbers = itertools.count()
 
 
+class WrongAnswer(Exception):
+    """The server answered 200 but refused part of a batch it should have taken (a
+    failed entry of a send or delete batch)."""
+
+
 @dataclass(frozen=True)
 class Measure:
     """One run's figures: `values` by name (msg/s or ms) and the client's CPU %."""
@@ -192,7 +197,7 @@ def _batch_sender(url: str, fifo: bool = False) -> Callable[[Connection], Awaita
         entries = [{"Id": str(i), **_entry(True)} for i in range(BATCH)] if fifo else fixed
         answer = await connection.call("SendMessageBatch", {"QueueUrl": url, "Entries": entries})
         if answer.get("Failed"):
-            raise RuntimeError(f"SendMessageBatch failed entries: {answer['Failed'][:2]}")
+            raise WrongAnswer(f"SendMessageBatch failed entries: {answer['Failed'][:2]}")
         return BATCH
 
     return one
@@ -276,7 +281,7 @@ async def delete(connection: Connection, url: str, messages: list[dict[str, str]
     entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
     answer = await connection.call("DeleteMessageBatch", {"QueueUrl": url, "Entries": entries})
     if answer.get("Failed"):
-        raise RuntimeError(f"DeleteMessageBatch failed entries: {answer['Failed'][:2]}")
+        raise WrongAnswer(f"DeleteMessageBatch failed entries: {answer['Failed'][:2]}")
 
 
 async def fresh_queue(load: Load, fifo: bool = False, **attributes: str) -> str:
