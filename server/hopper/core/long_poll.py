@@ -123,7 +123,7 @@ class LongPolls:
             return limits.MAX_RECEIVE_MESSAGES
 
         async def measure() -> int:
-            return (await self.store.stats(key, now=self.clock.now())).in_flight
+            return await self.store.count_in_flight(key, now=self.clock.now())
 
         return await self.in_flight.room(key, measure)
 

@@ -585,6 +585,11 @@ class MemoryQueueStore(MoveTaskRecords):
             redeliveries=sum(m.receive_count - 1 for m in redelivered),
         )
 
+    async def count_in_flight(self, key: QueueKey, *, now: float | None) -> int:
+        queue = self._queue(key)
+        at = self._now(now)
+        return sum(1 for m in queue.live(at).values() if m.in_flight(at))
+
     async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
         queue = self._queue(key)
         at = self._now(now)

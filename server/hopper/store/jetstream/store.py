@@ -361,6 +361,15 @@ class JetStreamQueueStore:
         ).result
         return stats
 
+    async def count_in_flight(self, key: QueueKey, *, now: float | None) -> int:
+        at = self._now(now)
+        counted = (
+            await self._p.steps.run(
+                key, lambda model: model.count_in_flight(key, now=at), now=at, write=False
+            )
+        ).result
+        return counted
+
     async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
         at = self._now(now)
         upcoming = (

@@ -800,6 +800,25 @@ SELECT (SELECT id FROM q) AS queue_id,
 FROM messages m
 WHERE m.queue_id = (SELECT id FROM q) AND m.sent_at > (SELECT horizon FROM q);
 
+-- name: count_in_flight
+-- How many unexpired messages of a queue are in flight, for the in-flight limit. $1
+-- account, $2 queue name, $3 now.
+-- Keyed by the queue alone (no range on the send time), so the pool's generic plan reads
+-- the queue's rows through messages_queue_order whatever the queue's size.
+WITH q AS (
+    SELECT id, t.now,
+           t.now - (config ->> 'message_retention_period')::float8 AS horizon
+    FROM queues,
+         (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now) t
+    WHERE account = $1 AND name = $2
+)
+SELECT (SELECT id FROM q) AS queue_id, count(*) AS in_flight
+FROM messages m
+WHERE m.queue_id = (SELECT id FROM q)
+  AND m.receive_count > 0
+  AND m.visible_at > (SELECT now FROM q)
+  AND m.sent_at > (SELECT horizon FROM q);
+
 -- name: next_visible_at
 -- The earliest lease or delay of a queue to run out after now. $1 account, $2 queue name,
 -- $3 now.
