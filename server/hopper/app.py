@@ -58,14 +58,20 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     floor = settings.visibility_floor
     store = make_store(settings)
     history = History()
+    events = Broadcast(Recorder(store.dead_lettered), history)
     service = QueueService(
         store,
         enforce_timing_rules=not settings.relaxed_timing,
         visibility_floor=None if floor is None else float(floor),
-        events=Broadcast(Recorder(store.dead_lettered), history),
+        events=events,
         receipts=ReceiptMode(settings.receipts),
     )
-    counts = Counts(service)
+    # Counts of its own for the depth sampler: a sample taken mid-burst must not stand
+    # in for a fresh count at the next scrape (Counts keeps a count as long as it was
+    # dear). Both hear which queues are in use.
+    counts, sampled = Counts(service), Counts(service)
+    events.add(counts)
+    events.add(sampled)
     gate = from_settings(settings)
     keys = None if gate is None else gate.keys
     console = Console(service, counts, history, keys=keys, home=settings.region)
@@ -77,9 +83,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
 
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
-        # Counts of its own: a sample taken mid-burst must not stand in for a fresh
-        # count at the next scrape (Counts keeps a count as long as it was dear).
-        sampler = asyncio.create_task(sample_depths(history, service, Counts(service)))
+        sampler = asyncio.create_task(sample_depths(history, service, sampled))
         try:
             if declared:
                 await apply(service, declared)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hopper.console import history
 from hopper.console.history import History
 from hopper.core.model import QueueKey
 
@@ -50,3 +51,13 @@ def test_at_most_max_queues_are_tracked_and_deleted_ones_make_room() -> None:
     history.keep_only({keys[1]})
     history.sent(keys[2], 1)
     assert history.tracked() == 2 and sum(p["sent"] for p in history.points(keys[2])) == 1
+
+
+def test_samples_come_every_period_while_a_sample_costs_at_most_a_hundredth_of_it() -> None:
+    assert history.next_sample_in(0.05, period=10.0) == 10.0
+    assert history.next_sample_in(0.1, period=10.0) == 10.0
+
+
+def test_a_dear_sample_stretches_the_gap_up_to_two_intervals() -> None:
+    assert history.next_sample_in(0.4, period=10.0) == 40.0  # 10,000 queues listed
+    assert history.next_sample_in(17.0, period=10.0) == 2 * history.INTERVAL_SECONDS

@@ -42,7 +42,11 @@ class Broadcast:
     history), in order."""
 
     def __init__(self, *observers: Events) -> None:
-        self._observers = observers
+        self._observers = list(observers)
+
+    def add(self, observer: Events) -> None:
+        """One more observer (one made after the service it observes)."""
+        self._observers.append(observer)
 
     def sent(self, key: QueueKey, count: int) -> None:
         for observer in self._observers:
