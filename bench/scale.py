@@ -239,7 +239,7 @@ async def _spread_sends(load: Load, urls: list[str]) -> float:
             sent[index] += 1
 
     _, _, used = await workloads.timed(load, client)
-    return workloads.per_message(used, sum(sent))["us/msg"]
+    return _said("send", workloads.per_message(used, sum(sent)))
 
 
 async def _spread_receives(load: Load, urls: list[str]) -> float:
@@ -262,7 +262,13 @@ async def _spread_receives(load: Load, urls: list[str]) -> float:
                 got[index] += 1
 
     _, _, used = await workloads.timed(load, client)
-    return workloads.per_message(used, sum(got))["us/msg"]
+    return _said("receive", workloads.per_message(used, sum(got)))
+
+
+def _said(what: str, cpu: dict[str, float]) -> float:
+    """The CPU per message, after saying its database part (stderr)."""
+    _say(f"  {what}: {cpu['us/msg']:.0f} us/msg, of which database {cpu['db us/msg']:.0f}")
+    return cpu["us/msg"]
 
 
 async def _list_all(load: Load, expected: int) -> tuple[float, float]:
