@@ -8,6 +8,7 @@ import asyncio
 import uuid
 from collections import Counter, defaultdict
 
+from hopper.core.errors import QueueNotFound
 from hopper.core.model import DeadLetterRule, Delivery, NewMessage, QueueConfig, QueueKey
 from hopper.store.postgres import PostgresQueueStore
 
@@ -141,3 +142,39 @@ async def test_concurrent_sends_of_one_live_key_create_one_message(
             assert sum(1 for r in answers if not r.duplicate) == 1
         stats = await store.stats(queue, now=None)
     assert stats.visible == 5
+
+
+async def test_concurrent_sends_to_many_queues_each_land_in_their_own_queue(
+    open_store: StoreOpener,
+) -> None:
+    # Plain sends of different queues share statements (store/sends.send_plain_across):
+    # each message must still land in its own queue, and a send to a queue that does
+    # not exist must fail alone, not the sends that shared its statement.
+    queues = [QueueKey(ACCOUNT, f"q{number}") for number in range(20)]
+    missing = QueueKey(ACCOUNT, "missing")
+    async with open_store(listen=False) as store:
+        for queue in queues:
+            await store.create_queue(queue, QueueConfig(), {}, now=None)
+
+        async def send(queue: QueueKey, number: int) -> str | Exception:
+            message = NewMessage(id=f"{queue.name}-{number}", body=f"{queue.name}-{number}")
+            try:
+                [result] = await store.send(queue, [message], now=None)
+            except QueueNotFound as error:
+                return error
+            return result.message_id
+
+        sends = [(queue, number) for number in range(5) for queue in [*queues, missing]]
+        answers = await asyncio.gather(*(send(queue, number) for queue, number in sends))
+        for (queue, number), answer in zip(sends, answers, strict=True):
+            if queue == missing:
+                assert isinstance(answer, QueueNotFound)
+            else:
+                assert answer == f"{queue.name}-{number}"
+        for queue in queues:
+            bodies = {d.message.body for d in await drain_all(store, queue)}
+            assert bodies == {f"{queue.name}-{number}" for number in range(5)}
+
+
+async def drain_all(store: PostgresQueueStore, queue: QueueKey) -> list[Delivery]:
+    return [d for batch in await drain(store, queue) for d in batch]

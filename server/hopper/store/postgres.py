@@ -74,11 +74,19 @@ from hopper.store.schema import (
     queries,
     require_current,
 )
-from hopper.store.sends import as_duplicate, first_uses, send_unique
+from hopper.store.sends import (
+    as_duplicate,
+    first_uses,
+    found_result,
+    send_plain_across,
+    send_unique,
+)
 from hopper.store.vacuum import Vacuum
 
 # What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
 SendGroup = tuple[QueueKey, float | None, int | None]
+# A message to send and its queue, for the plain sends shared across queues.
+PlainSend = tuple[QueueKey, NewMessage]
 # ... and deletes: the queue, the clock's reading, whether lapsed receipts are refused.
 DeleteGroup = tuple[QueueKey, float | None, bool]
 # ... and receives: the queue, the lease, the clock's reading (standard queues whose
@@ -122,6 +130,10 @@ class PostgresQueueStore(MoveTaskStatements):
         self.vacuum = Vacuum(self._vacuum_messages)
         self._sends: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
             self._send_group, size=lambda message: len(message.body)
+        )
+        # Plain sends of every queue share statements, keyed by `now` alone.
+        self._plain_sends: Coalescer[float | None, PlainSend, SendResult | None] = Coalescer(
+            self._send_plain_group, size=lambda item: len(item[1].body)
         )
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
             self._delete_group, size=lambda receipt: 1
@@ -173,6 +185,7 @@ class PostgresQueueStore(MoveTaskStatements):
 
     async def close(self) -> None:
         await self._sends.close()
+        await self._plain_sends.close()
         await self._deletes.close()
         await self._claims.close()
         await self.vacuum.close()
@@ -302,8 +315,12 @@ class PostgresQueueStore(MoveTaskStatements):
         repeats = key.is_fifo or any(m.deduplication_id is not None for m in messages)
         unique, positions = first_uses(messages) if repeats else (list(messages), None)
         with translated(key):
-            if repeats or not self._coalesce:
+            if repeats or not self._coalesce or not unique:
                 results = await send_unique(self._on, self._sql, key, unique, now, max_depth)
+            elif max_depth is None:
+                # Nothing to take or count: concurrent sends of any queues share one.
+                plain = await self._plain_sends.submit(now, [(key, m) for m in unique])
+                results = [found_result(result, key) for result in plain]
             else:  # no keys to take: concurrent sends of the queue share a statement
                 results = await self._sends.submit((key, now, max_depth), unique)
         self._tell_others(key, unique, results)
@@ -325,6 +342,11 @@ class PostgresQueueStore(MoveTaskStatements):
         if enqueued:
             receivable = sum(m.delay <= 0 for m in enqueued)
             self.listener.poke(key, receivable or None)
+
+    async def _send_plain_group(
+        self, now: float | None, items: list[PlainSend]
+    ) -> list[SendResult | None]:
+        return await send_plain_across(self._on, self._sql, now, items)
 
     async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
         key, now, max_depth = group

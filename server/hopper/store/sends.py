@@ -69,22 +69,8 @@ async def _send_plain(
     messages: Sequence[NewMessage],
     now: float | None,
 ) -> list[SendResult]:
-    payload = [
-        {
-            "i": m.id,
-            "b": m.body,
-            "a": attributes_json(m.attributes),
-            "h": m.trace_header,
-            "d": float(m.delay),
-            "g": m.group_id,
-        }
-        for m in messages
-    ]
-    leased = False
-    for entry, message in zip(payload, messages, strict=True):
-        if message.lease is not None:
-            entry["l"] = float(message.lease)
-            leased = True
+    payload = [_plain_entry(m) for m in messages]
+    leased = any(m.lease is not None for m in messages)
     rows = await db.fetch(
         sql["send_plain_messages"],
         key.account,
@@ -103,6 +89,62 @@ async def _send_plain(
         else SendResult(m.id, delivery=arrived_delivered(m, by_id[m.id]))
         for m in messages
     ]
+
+
+async def send_plain_across(
+    db: Database,
+    sql: Mapping[str, str],
+    now: float | None,
+    items: Sequence[tuple[QueueKey, NewMessage]],
+) -> list[SendResult | None]:
+    """Enqueue messages without keys into their queues (no depth ceiling), however many
+    queues, in one statement: each one's result, None where its queue does not exist."""
+    places: dict[QueueKey, int] = {}
+    payload = []
+    for key, message in items:
+        entry = _plain_entry(message)
+        entry["q"] = places.setdefault(key, len(places) + 1)
+        payload.append(entry)
+    rows = await db.fetch(
+        sql["send_plain_across"],
+        [key.account for key in places],
+        [key.name for key in places],
+        now,
+        jsoncodec.dumps(payload).decode(),
+    )
+    by_id = {row["id"]: row for row in rows}
+    results: list[SendResult | None] = []
+    for _, message in items:
+        row = by_id.get(message.id)
+        if row is None:
+            results.append(None)
+        elif message.lease is None:
+            results.append(SendResult(message.id))
+        else:
+            results.append(SendResult(message.id, delivery=arrived_delivered(message, row)))
+    return results
+
+
+def found_result(result: SendResult | None, key: QueueKey) -> SendResult:
+    """A result of send_plain_across; raises QueueNotFound where there is none."""
+    if result is None:
+        raise QueueNotFound(key)
+    return result
+
+
+def _plain_entry(message: NewMessage) -> dict[str, object]:
+    """A message as the plain sends' JSON carries it (queries.sql, plain_insert)."""
+    entry: dict[str, object] = {
+        "i": message.id,
+        "b": message.body,
+        "a": attributes_json(message.attributes),
+        "h": message.trace_header,
+        "d": float(message.delay),
+        "g": message.group_id,
+    }
+    if message.lease is not None:
+        entry["l"] = float(message.lease)
+    return entry
 
 
 async def _send_result(

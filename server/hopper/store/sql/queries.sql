@@ -98,19 +98,14 @@ WHERE config ? 'dead_letter'
   AND config -> 'dead_letter' ->> 'name' = $2
 ORDER BY name COLLATE "C", account COLLATE "C";
 
--- name: send_plain_messages
--- Enqueue messages (no keys, no ceiling). $1 account, $2 queue name, $3 now, $4 the
--- messages.
--- send_messages for the common case: a standard queue, no live keys, no depth ceiling.
--- Nothing to take or count, so just the insert: a third less database CPU per send.
+-- fragment: plain_insert
+-- The insert of the plain sends, of the messages of $4 into the queue `q.id` at `t.now`.
 -- $4: the messages in send order, one JSON array of {"i": id, "b": body, "a": attributes
 -- (as stored), "h": trace header, "d": delay, "g": group id, and "l": the lease of a
 -- message enqueued already delivered (NewMessage.lease), only on those}: one parameter,
 -- where six arrays cost the server a type check of every element as it encodes them.
 -- A delivered message is as a claim leaves it: received once, now, under a fresh token.
--- No rows back: the queue does not exist.
-WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
-q AS (SELECT id FROM queues WHERE account = $1 AND name = $2)
+
 INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
                       group_id, receive_count, token, first_received_at, received_at)
 SELECT q.id, e.m ->> 'i', e.m ->> 'b', e.m -> 'a', e.m ->> 'h', t.now,
@@ -120,7 +115,35 @@ SELECT q.id, e.m ->> 'i', e.m ->> 'b', e.m -> 'a', e.m ->> 'h', t.now,
        CASE WHEN e.m ? 'l' THEN t.now END,
        CASE WHEN e.m ? 'l' THEN t.now END
 FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
+
+-- name: send_plain_messages
+-- Enqueue messages (no keys, no ceiling). $1 account, $2 queue name, $3 now, $4 the
+-- messages (see plain_insert).
+-- send_messages for the common case: a standard queue, no live keys, no depth ceiling.
+-- Nothing to take or count, so just the insert: a third less database CPU per send.
+-- No rows back: the queue does not exist.
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+q AS (SELECT id FROM queues WHERE account = $1 AND name = $2)
+-- include: plain_insert
 CROSS JOIN q CROSS JOIN t
+ORDER BY e.ord
+RETURNING id, token, sent_at, visible_at;
+
+-- name: send_plain_across
+-- Enqueue messages into several queues at once (no keys, no ceiling). $1 the queues'
+-- accounts, $2 their names (parallel arrays), $3 now, $4 the messages (see
+-- plain_insert), each with "q": its queue's place in $1/$2, from 1.
+-- Concurrent plain sends of different queues share it (the store's coalescer): sends
+-- spread round 1,000 queues otherwise found about one send per statement.
+-- A row back per message enqueued; a message whose queue does not exist has none.
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+q AS (
+    SELECT k.place, queues.id
+    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (account, name, place)
+    JOIN queues ON queues.account = k.account AND queues.name = k.name
+)
+-- include: plain_insert
+JOIN q ON q.place = (e.m ->> 'q')::bigint CROSS JOIN t
 ORDER BY e.ord
 RETURNING id, token, sent_at, visible_at;
 
