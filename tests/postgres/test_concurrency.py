@@ -178,3 +178,21 @@ async def test_concurrent_sends_to_many_queues_each_land_in_their_own_queue(
 
 async def drain_all(store: PostgresQueueStore, queue: QueueKey) -> list[Delivery]:
     return [d for batch in await drain(store, queue) for d in batch]
+
+
+async def test_concurrent_look_ups_of_many_queues_each_find_their_own(
+    open_store: StoreOpener,
+) -> None:
+    # Look-ups of different queues share statements (PostgresQueueStore.get_queue).
+    queues = [QueueKey(ACCOUNT, f"q{number}") for number in range(20)]
+    async with open_store(listen=False) as store:
+        for number, queue in enumerate(queues):
+            await store.create_queue(queue, QueueConfig(delay_seconds=number), {}, now=None)
+        asked = [*queues, QueueKey(ACCOUNT, "missing"), *queues]
+        found = await asyncio.gather(*(store.get_queue(queue) for queue in asked))
+    for queue, record in zip(asked, found, strict=True):
+        if queue.name == "missing":
+            assert record is None
+        else:
+            assert record is not None
+            assert (record.key, record.config.delay_seconds) == (queue, int(queue.name[1:]))

@@ -131,6 +131,12 @@ class PostgresQueueStore(MoveTaskStatements):
         self._sends: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
             self._send_group, size=lambda message: len(message.body)
         )
+        # Look-ups of queues' rows share statements: the core reads a queue's record at
+        # most once a second (core/recent.py), so requests spread over many queues
+        # each need one.
+        self._lookups: Coalescer[None, QueueKey, asyncpg.Record | None] = Coalescer(
+            self._get_queues, size=lambda key: 1
+        )
         # Plain sends of every queue share statements, keyed by `now` alone.
         self._plain_sends: Coalescer[float | None, PlainSend, SendResult | None] = Coalescer(
             self._send_plain_group, size=lambda item: len(item[1].body)
@@ -186,6 +192,7 @@ class PostgresQueueStore(MoveTaskStatements):
     async def close(self) -> None:
         await self._sends.close()
         await self._plain_sends.close()
+        await self._lookups.close()
         await self._deletes.close()
         await self._claims.close()
         await self.vacuum.close()
@@ -250,8 +257,18 @@ class PostgresQueueStore(MoveTaskStatements):
 
     async def get_queue(self, key: QueueKey) -> QueueRecord | None:
         with translated(key):
-            row = await self._on.fetchrow(self._sql["get_queue"], key.account, key.name)
+            if self._coalesce:
+                [row] = await self._lookups.submit(None, [key])
+            else:
+                row = await self._on.fetchrow(self._sql["get_queue"], key.account, key.name)
         return None if row is None else record(row)
+
+    async def _get_queues(self, _: None, keys: list[QueueKey]) -> list[asyncpg.Record | None]:
+        rows = await self._db.fetch(
+            self._sql["get_queues"], [key.account for key in keys], [key.name for key in keys]
+        )
+        found = {(row["account"], row["name"]): row for row in rows}
+        return [found.get((key.account, key.name)) for key in keys]
 
     async def list_queues(
         self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000

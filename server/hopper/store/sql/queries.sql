@@ -42,6 +42,14 @@ WHERE q.account = $1 AND q.name = $2 AND NOT EXISTS (SELECT 1 FROM created);
 -- A queue's row. $1 account, $2 queue name.
 SELECT * FROM queues WHERE account = $1 AND name = $2;
 
+-- name: get_queues
+-- Queues' rows. $1 accounts, $2 queue names (parallel arrays); a queue that does not
+-- exist has no row.
+-- Concurrent look-ups of different queues share it (the store's coalescer).
+SELECT q.* FROM queues q
+JOIN unnest($1::text[], $2::text[]) AS k (account, name)
+    ON q.account = k.account AND q.name = k.name;
+
 -- name: list_queues
 -- An account's queues by name. $1 account, $2 name prefix, $3 the name to list after
 -- (NULL: from the start), $4 at most how many.
