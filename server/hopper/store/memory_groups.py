@@ -31,7 +31,12 @@ _Head = tuple[float, int, int, int, "Group"]
 def current(queue: _Queue, message: _Message, now: float) -> bool:
     """Whether an entry's message is still in the queue. An expired one is not, and is
     dropped from the queue here, as `_Queue.live` would drop it."""
-    return queue.find(message.stored.id, now) is message
+    if queue.messages.get(message.stored.id) is not message:
+        return False
+    if queue.expired(message, now):
+        del queue.messages[message.stored.id]
+        return False
+    return True
 
 
 class Group:
@@ -67,11 +72,14 @@ class Group:
 
     def head(self, queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> int | None:
         """Where the group's deliverable run starts, or None: the group's first message
-        (those in `skip` count as gone) is in flight or delayed, or there is none."""
+        (those in `skip` count as gone) is in flight or delayed, or there is none. Called
+        right after `prune`, so the entry at `start` is current: a receive looks at each
+        group's head once, mostly to find it in flight."""
         messages = self.messages
-        for index in range(self.start, len(messages)):
+        start = self.start
+        for index in range(start, len(messages)):
             message = messages[index]
-            if message.stored.id in skip or not current(queue, message, now):
+            if message.stored.id in skip or (index > start and not current(queue, message, now)):
                 continue
             return None if message.visible_at > now else index
         return None
