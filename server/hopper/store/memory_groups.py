@@ -13,6 +13,7 @@ messages in the queue's dict order, which is send order, with stale ones among t
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,8 @@ class Group:
 
     def __init__(self) -> None:
         self.messages: list[_Message] = []
-        self.arrivals: list[int] = []
+        # Machine integers: 8 bytes an entry, where a list of ints holds 8 + 32.
+        self.arrivals = array("q")
         self.start = 0
 
     def append(self, message: _Message, arrival: int) -> None:
