@@ -4,12 +4,20 @@ unblock it, and move tasks (redrive) give up and deliver each group in order."""
 from __future__ import annotations
 
 from hopper.core.clock import FakeClock
-from hopper.core.model import MoveTaskStatus, NewMessage, QueueKey
+from hopper.core.model import DeadLetterRule, MoveTaskStatus, NewMessage, QueueKey
 from hopper.core.move_tasks import MoveTasks
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 
-from .factories import delete, fifo_message, make_dead_letter_pair, make_queue, receive, send
+from .factories import (
+    config,
+    delete,
+    fifo_message,
+    make_dead_letter_pair,
+    make_queue,
+    receive,
+    send,
+)
 
 
 def bodies_of(deliveries: list) -> list[str]:
@@ -117,3 +125,40 @@ async def test_a_move_task_on_a_fifo_dead_letter_queue_runs_to_completion(
     task = await tasks.step(task)
     assert (task.status, task.moved) == (MoveTaskStatus.COMPLETED, 4)
     assert bodies_of(await receive(store, clock, source)) == ["a0", "a2", "b1", "b3"]
+
+
+# --- a FIFO queue that is its own dead-letter queue ---------------------------------------
+# A message it moves goes to its group's tail: the receive that moved it looks again and
+# delivers it after what it took already, behind its group's other messages.
+
+
+async def own_dead_letter_queue(store: QueueStore, clock: FakeClock) -> QueueKey:
+    queue = await make_queue(store, clock, "self.fifo")
+    rule = DeadLetterRule(queue, 1)
+    await store.update_queue(queue, config(fifo=True, dead_letter=rule), now=clock.now())
+    return queue
+
+
+async def test_a_message_moved_to_its_own_queue_comes_after_the_runs_the_receive_took(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    queue = await own_dead_letter_queue(store, clock)
+    first, second = fifo_message("g1", body="g1-a"), fifo_message("g2", body="g2-a")
+    await send(store, clock, queue, first, second)
+    assert bodies_of(await receive(store, clock, queue, n=1, lease=1)) == ["g1-a"]
+    clock.advance(1)
+    await send(store, clock, queue, fifo_message("g3", body="g3-a"))
+    # g2-a has waited longest; g1-a, whose lease ended with g3-a's send, moves to the
+    # tail and is delivered once the runs found before it was moved are taken.
+    assert bodies_of(await receive(store, clock, queue)) == ["g2-a", "g3-a", "g1-a"]
+
+
+async def test_a_message_moved_to_its_own_queue_follows_its_group_in_the_same_receive(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    queue = await own_dead_letter_queue(store, clock)
+    await send(store, clock, queue, fifo_message("g", body="a"), fifo_message("g", body="b"))
+    assert bodies_of(await receive(store, clock, queue, n=1, lease=1)) == ["a"]
+    clock.advance(1)
+    # "a" moves behind "b": the receive takes "b", then finds "a" at the group's tail.
+    assert bodies_of(await receive(store, clock, queue)) == ["b", "a"]

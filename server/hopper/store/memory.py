@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -47,6 +47,7 @@ from hopper.core.model import (
 )
 from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
+from hopper.store.memory_groups import Group, fifo_runs, in_send_order
 from hopper.store.memory_tasks import MoveTaskRecords
 
 # Most messages carry no attributes: one shared, read-only empty map saves each a dict.
@@ -101,6 +102,40 @@ class _Queue:
     last_purged_at: float | None = None
     # FIFO: ReceiveRequestAttemptId -> the receive it names, within its window
     attempts: dict[str, _Attempt] = field(default_factory=dict)
+    # FIFO: group id -> its messages in arrival order (store/memory_groups.py). Built by
+    # the first walk that needs it (None until then, and again after a purge), then kept
+    # by `add`; so a standard queue, or a ledger the JetStream store decodes, pays
+    # nothing until a FIFO receive looks.
+    groups: dict[str | None, Group] | None = None
+    arrivals: int = 0
+
+    def add(self, message: _Message) -> None:
+        """Put a message at the queue's tail. Every arrival comes through here (a send,
+        a dead letter, a moved message), so the group index stays whole. Its id is new
+        to the queue: a message is in one queue at a time, and leaves before it comes
+        back."""
+        self.messages[message.stored.id] = message
+        if self.groups is not None:
+            self._index(self.groups, message)
+
+    def index(self) -> dict[str | None, Group]:
+        """The group index, built from the messages on first use."""
+        if self.groups is None:
+            self.groups = {}
+            for message in self.messages.values():
+                self._index(self.groups, message)
+        return self.groups
+
+    def _index(self, groups: dict[str | None, Group], message: _Message) -> None:
+        group = groups.get(message.stored.group_id)
+        if group is None:
+            group = groups[message.stored.group_id] = Group()
+        self.arrivals += 1
+        group.append(message, self.arrivals)
+
+    def clear(self) -> None:
+        self.messages.clear()
+        self.groups = None
 
     def expired(self, message: _Message, now: float) -> bool:
         return message.stored.sent_at <= now - self.record.config.message_retention_period
@@ -136,36 +171,6 @@ def _room(queue: _Queue, max_depth: int, wanted: int, now: float) -> int:
     if depth + wanted > max_depth:
         depth = len(queue.live(now))
     return max(max_depth - depth, 0)
-
-
-def _fifo_runs(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> list[_Message]:
-    """A FIFO queue's deliverable runs, in the order AWS serves them. A group's run is its
-    messages in sequence order from its oldest one up to, not including, the first in
-    flight or delayed; so a message whose lease ended is deliverable again even while a
-    later one of its group is in flight. Groups come in the order their run's first
-    message became available: its visible_at, which is its send time (plus the queue's
-    delay) if it was never received and the moment its lease ended otherwise; ties in
-    sequence order. (Messages in `skip` count as gone.)"""
-    runs: dict[str | None, list[_Message]] = {}
-    closed: set[str | None] = set()
-    for message in queue.live(now).values():  # insertion order is sequence order
-        group = message.stored.group_id
-        if group in closed or message.stored.id in skip:
-            continue
-        if message.visible_at > now:
-            closed.add(group)
-            continue
-        runs.setdefault(group, []).append(message)
-    # A stable sort: equal times keep the order of the groups' first messages.
-    ordered = sorted(runs.values(), key=lambda run: run[0].visible_at)
-    return [message for run in ordered for message in run]
-
-
-def _in_send_order(queue: _Queue, messages: list[_Message]) -> list[_Message]:
-    """`messages` in the queue's send order (a move keeps it, as the Postgres store's
-    move does)."""
-    chosen = {m.stored.id for m in messages}
-    return [m for m in queue.messages.values() if m.stored.id in chosen]
 
 
 def _delivery(message: _Message) -> Delivery:
@@ -333,7 +338,7 @@ class MemoryQueueStore(MoveTaskRecords):
         # Undelayed, it shares its send time's float: 24 bytes less a stored message.
         visible_at = now + message.delay if message.delay else now
         entry = _Message(stored, visible_at=visible_at, live_key=live_key)
-        queue.messages[message.id] = entry
+        queue.add(entry)
         queue.grouped = queue.grouped or message.group_id is not None
         if message.lease is not None:
             return SendResult(message.id, delivery=self._claim(entry, message.lease, now))
@@ -432,13 +437,16 @@ class MemoryQueueStore(MoveTaskRecords):
         skip: frozenset[str] | set[str] = frozenset(),
     ) -> Iterator[_Message]:
         """Receivable messages in the order a receive takes them: on a FIFO queue each
-        group's deliverable run (see _fifo_runs); on a standard queue oldest first, noisy
-        tenants' messages after the others (fairness). Works on a snapshot, so the caller
-        may claim or move what it is given; on a plain standard queue the snapshot stops
-        at the `wanted` first visible messages. `skip`: what this receive claimed already,
-        left out as if it were gone."""
+        group's deliverable run (see memory_groups.fifo_runs); on a standard queue oldest
+        first, noisy tenants' messages after the others (fairness). The caller may claim
+        or move what it is given: a standard queue's order is a snapshot (on a plain one
+        it stops at the `wanted` first visible messages), and a FIFO queue's runs are
+        walked as far as the caller takes them, each run's later messages unchanged by
+        what the caller does with its earlier ones. `skip`: what this receive claimed
+        already, left out as if it were gone."""
+        ordered: Iterable[_Message]
         if queue.record.config.fifo:
-            ordered = _fifo_runs(queue, now, skip)
+            ordered = fifo_runs(queue, now, skip)
         else:
             ordered = self._standard_order(queue, now, wanted)
         for message in ordered:
@@ -474,12 +482,14 @@ class MemoryQueueStore(MoveTaskRecords):
         stored = dataclasses.replace(message.stored, dead_letter_source=queue.record.key)
         # The move is no receive: count and first receive go along unchanged; token 0,
         # so no earlier receipt names it there (its next delivery draws a greater one).
-        target.messages[stored.id] = _Message(
-            stored,
-            visible_at=now,
-            receive_count=message.receive_count,
-            carried_receive_count=message.receive_count,
-            first_received_at=message.first_received_at,
+        target.add(
+            _Message(
+                stored,
+                visible_at=now,
+                receive_count=message.receive_count,
+                carried_receive_count=message.receive_count,
+                first_received_at=message.first_received_at,
+            )
         )
         self._dead_lettered[queue.record.key] += 1
         return True
@@ -558,7 +568,7 @@ class MemoryQueueStore(MoveTaskRecords):
     async def purge(self, key: QueueKey, *, now: float | None) -> int:
         queue = self._queue(key)
         count = len(queue.messages)
-        queue.messages.clear()
+        queue.clear()
         # AWS: a FIFO queue's deduplication window goes with its messages.
         queue.sent_ids.clear()
         queue.last_purged_at = self._now(now)
@@ -645,7 +655,7 @@ class MemoryQueueStore(MoveTaskRecords):
         # A FIFO queue gives up its messages as a receive would, so each group moves in
         # order and none moves past a message of its group still in flight.
         candidates = (
-            _in_send_order(queue, _fifo_runs(queue, at, frozenset()))
+            in_send_order(queue, at)
             if queue.record.config.fifo
             else [m for m in queue.live(at).values() if m.visible_at <= at]
         )
@@ -658,6 +668,6 @@ class MemoryQueueStore(MoveTaskRecords):
                 continue
             del queue.messages[message.stored.id]
             stored = dataclasses.replace(message.stored, dead_letter_source=None)
-            target.messages[stored.id] = _Message(stored, visible_at=at)
+            target.add(_Message(stored, visible_at=at))
             moved += 1
         return moved
