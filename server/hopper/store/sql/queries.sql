@@ -275,10 +275,18 @@ SELECT i.ord,
            AS duplicate
 FROM input i
 LEFT JOIN claimed c ON c.message_id = i.id
--- the live holder of a duplicate's deduplication id, as it was before this statement
-LEFT JOIN fifo_dedup f
-    ON f.queue_id = (SELECT id FROM q) AND f.dedup_id = coalesce(i.dedup_key, i.id)
-    AND c.message_id IS NULL AND i.admitted
+-- the live holder of a duplicate's deduplication id, as it was before this statement:
+-- one probe of fifo_dedup_pkey per duplicate, none for a message enqueued. (A plain
+-- join was a hash join over the queue's whole window in the generic plan a connection
+-- made while the window was small: a FIFO send read every deduplication id of the last
+-- five minutes.) LIMIT keeps the subquery apart, so its guard on the outer row is a
+-- one-time filter, not a join filter.
+LEFT JOIN LATERAL (
+    SELECT f.message_id, f.sequence_number FROM fifo_dedup f
+    WHERE c.message_id IS NULL AND i.admitted
+      AND f.queue_id = (SELECT id FROM q) AND f.dedup_id = coalesce(i.dedup_key, i.id)
+    LIMIT 1
+) f ON true
 ORDER BY i.ord;
 
 -- name: dedup_holder
