@@ -156,11 +156,14 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
             assert all(kind != "Seq Scan" for kind, _, _ in on_messages), name
 
 
-# The send statement's arguments for one message of FIFO queue q.fifo, as SQL text
+# The send statements' arguments for one message of FIFO queue q.fifo, as SQL text
 # (EXPLAIN EXECUTE takes no bound parameters).
 FIFO_SENDS = {
     "send_messages": "'000000000000', 'q.fifo', NULL, ARRAY['new'], ARRAY['x'], ARRAY['{}'],"
     " ARRAY[NULL], ARRAY[0.0], ARRAY['g'], ARRAY['1'], 300.0, NULL, ARRAY['1']",
+    "send_fifo_messages": "'000000000000', 'q.fifo', NULL, '[{\"i\": \"new\", \"b\": \"x\","
+    " \"a\": {}, \"h\": null, \"d\": 0.0, \"g\": \"g\", \"k\": \"1\", \"w\": \"1\"}]',"
+    " 300.0",
 }
 
 
