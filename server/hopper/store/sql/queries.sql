@@ -73,13 +73,18 @@ RETURNING *;
 -- Delete a queue and its messages, recording when; its deletion time. $1 account, $2
 -- queue name, $3 now.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
--- the queue; its deduplication ids go with it (ON DELETE CASCADE), its messages below
+-- the queue; its receive attempts go with it (ON DELETE CASCADE), its messages and
+-- deduplication ids below
 gone AS (
     DELETE FROM queues WHERE account = $1 AND name = $2 RETURNING id, account, name
 ),
 -- (no foreign key from messages: see migration 0070; racing sends are sweep_orphans's)
 messages_gone AS (
     DELETE FROM messages WHERE queue_id = (SELECT id FROM gone)
+),
+-- (nor from fifo_dedup: migration 0090)
+dedup_gone AS (
+    DELETE FROM fifo_dedup WHERE queue_id = (SELECT id FROM gone)
 )
 INSERT INTO deleted_queues AS d (account, name, deleted_at)
 SELECT gone.account, gone.name, t.now FROM gone, t
@@ -1043,16 +1048,25 @@ gone AS (
 SELECT count(*) AS swept FROM gone;
 
 -- name: sweep_orphans
--- Delete messages of deleted queues. $1 at most how many.
--- Messages under a queue id no queue has: sends that committed after their queue's
--- DeleteQueue (migration 0070). The queue ids present are read by skipping through
--- messages_queue_order (one probe per queue, not a scan of the table); at most $1 rows.
+-- Delete messages and deduplication ids of deleted queues. $1 at most how many of each.
+-- Rows under a queue id no queue has: sends that committed after their queue's
+-- DeleteQueue (migrations 0070 and 0090). The queue ids present are read by skipping
+-- through messages_queue_order and fifo_dedup_pkey (one probe per queue, not a scan of
+-- the table); at most $1 rows of each table. Its count: the messages.
 WITH RECURSIVE present AS (
     (SELECT queue_id FROM messages ORDER BY queue_id LIMIT 1)
     UNION ALL
     SELECT (SELECT m.queue_id FROM messages m WHERE m.queue_id > p.queue_id
             ORDER BY m.queue_id LIMIT 1)
     FROM present p WHERE p.queue_id IS NOT NULL
+),
+-- the same for the queues holding deduplication ids
+windowed AS (
+    (SELECT queue_id FROM fifo_dedup ORDER BY queue_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT f.queue_id FROM fifo_dedup f WHERE f.queue_id > w.queue_id
+            ORDER BY f.queue_id LIMIT 1)
+    FROM windowed w WHERE w.queue_id IS NOT NULL
 ),
 gone AS (
     DELETE FROM messages m
@@ -1066,6 +1080,19 @@ gone AS (
         LIMIT $1
     )
     RETURNING 1
+),
+-- deduplication ids of deleted queues
+forgotten AS (
+    DELETE FROM fifo_dedup f
+    WHERE (f.queue_id, f.dedup_id) IN (
+        SELECT o.queue_id, o.dedup_id FROM fifo_dedup o
+        WHERE o.queue_id IN (
+            SELECT w.queue_id FROM windowed w
+            WHERE w.queue_id IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = w.queue_id)
+        )
+        LIMIT $1
+    )
 )
 SELECT count(*) AS swept FROM gone;
 
