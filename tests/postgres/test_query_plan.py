@@ -93,7 +93,8 @@ async def test_the_fifo_claim_finds_groups_and_runs_through_the_group_index(
                 ]
                 await store.send(queue, batch, now=None)
     plan = await generic_plan(
-        database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, []
+        database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, [],
+        False,
     )
     [chosen] = subplans(plan, {"CTE chosen"})
     on_messages = [node for node in scans(chosen) if node[1] == "messages"]
@@ -137,7 +138,7 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     # sorts the whole queue by design (only while a tenant is noisy).
     statements = [
         ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
-        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE chosen"}),
+        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, [], False), {"CTE chosen"}),
         (
             "receive_fair_messages",
             (ACCOUNT, "big", None, 10, 30.0, [], 2, 0.5),

@@ -127,6 +127,10 @@ class PostgresQueueStore(MoveTaskStatements):
         # statement, so a queue that never used group ids pays nothing for fairness. A
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
+        # FIFO queues: per queue, whether its last claim here found it of many groups
+        # (receive_fifo_messages's $7): then the next claim walks the queue straight
+        # away instead of first counting its groups.
+        self._many_groups: dict[QueueKey, bool] = {}
         self.vacuum = Vacuum(self._vacuum_messages)
         self._sends: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
             self._send_group, size=lambda message: len(message.body)
@@ -500,15 +504,20 @@ class PostgresQueueStore(MoveTaskStatements):
             key.account, key.name, now, limit, float(visibility_timeout), claimed_ids
         )
         statement = "receive_fifo_messages" if key.is_fifo else "receive_messages"
-        if not key.is_fifo and self._grouped.get(key, True):
+        if key.is_fifo:
+            args += (self._many_groups.get(key, False),)
+        elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
+            self._many_groups.pop(key, None)
             raise QueueNotFound(key)
         deliveries = [delivery(row) for row in rows if row["id"] is not None]
-        if statement == "receive_fair_messages":
+        if key.is_fifo:
+            self._many_groups[key] = rows[0]["many_groups"]
+        elif statement == "receive_fair_messages":
             self._grouped[key] = rows[0]["grouped"]
         else:
             self._grouped[key] = any(d.message.group_id is not None for d in deliveries)
