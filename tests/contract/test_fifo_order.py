@@ -142,3 +142,26 @@ async def test_the_order_holds_in_a_queue_of_many_groups(
     assert bodies(await receive(fifo)) == [
         "g50-a", "g7-a", "g7-b", *[f"h{n}-a" for n in range(7)],
     ]
+
+
+async def test_the_order_holds_when_a_queue_of_many_groups_shrinks_to_few(
+    fifo: QueueService, clock: FakeClock
+) -> None:
+    # A store may remember that a queue had many groups and keep walking it (the Postgres
+    # claim does): after all but two groups are gone, their runs still come in the order
+    # they became available, the one released first first.
+    await send(fifo, *[f"g{n}-a" for n in range(70)])
+    clock.advance(1)
+    held: dict[str, Delivery] = {}
+    for _ in range(7):
+        held |= {d.message.body: d for d in await receive(fifo, lease=100)}
+    assert len(held) == 70
+    for body, delivery in held.items():
+        if body not in ("g1-a", "g2-a"):
+            await fifo.delete(QUEUE, delivery.receipt)
+    await send(fifo, "g1-b", "g2-b")
+    for body in ("g2-a", "g1-a"):
+        clock.advance(1)
+        await fifo.change_visibility(QUEUE, VisibilityChange(held[body].receipt, 0))
+    clock.advance(1)
+    assert bodies(await receive(fifo)) == ["g2-a", "g2-b", "g1-a", "g1-b"]

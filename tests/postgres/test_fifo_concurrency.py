@@ -11,6 +11,8 @@ import random
 import uuid
 from collections import defaultdict
 
+import asyncpg
+
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, VisibilityChange
 from hopper.store.postgres import PostgresQueueStore
 
@@ -135,6 +137,43 @@ async def test_concurrent_retries_of_one_deduplication_id_enqueue_one_message(
             assert sum(1 for r in answers if not r.duplicate) == 1
         delivered = await store.receive(QUEUE, max_messages=10, visibility_timeout=60, now=None)
     assert [d.message.body for d in delivered] == [f"g/{n}" for n in range(5)]
+
+
+async def test_concurrent_fifo_sends_share_statements_each_with_its_own_answer(
+    open_store: StoreOpener, database: str
+) -> None:
+    # Sixteen clients sending at once: the sends share statements (coalesce.py), as a
+    # standard queue's do, and each still gets its own message's id and sequence number;
+    # a deduplication id two of them share enqueues one message, the other send its
+    # duplicate. (A statement's messages share its statement_timestamp() as their sent_at:
+    # that is how the test counts statements.)
+    async with open_store(min_size=16, max_size=16, listen=False) as store:
+        await store.create_queue(QUEUE, QueueConfig(fifo=True), {}, now=None)
+        sends = [[fifo_message(f"g{n % 4}", n)] for n in range(32)]
+        sends.append([fifo_message("g0", 0)])  # a retry of the first, sent at once
+        results = await asyncio.gather(*(store.send(QUEUE, s, now=None) for s in sends))
+        connection = await asyncpg.connect(database, server_settings={"search_path": "hopper"})
+        try:
+            statements = await connection.fetchval(
+                "SELECT count(DISTINCT sent_at) FROM messages"
+            )
+        finally:
+            await connection.close()
+        delivered = await store.receive(QUEUE, max_messages=10, visibility_timeout=60, now=None)
+
+    answers = [batch[0] for batch in results]
+    assert statements < len(sends) // 2
+    assert [a.message_id for a in answers[:32]] == [s[0].id for s in sends[:32]]
+    assert not any(a.duplicate for a in answers[:32])
+    assert len({a.sequence_number for a in answers[:32]}) == 32
+    assert (answers[32].message_id, answers[32].sequence_number, answers[32].duplicate) == (
+        answers[0].message_id, answers[0].sequence_number, True
+    )
+    # each group's messages in the order their sequence numbers say
+    by_group = [d for d in delivered if d.message.group_id == "g0"]
+    assert [d.message.sequence_number for d in by_group] == sorted(
+        d.message.sequence_number for d in by_group
+    )
 
 
 async def test_concurrent_retries_of_one_receive_attempt_get_one_batch(

@@ -93,7 +93,8 @@ async def test_the_fifo_claim_finds_groups_and_runs_through_the_group_index(
                 ]
                 await store.send(queue, batch, now=None)
     plan = await generic_plan(
-        database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, []
+        database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, [],
+        False,
     )
     [chosen] = subplans(plan, {"CTE chosen"})
     on_messages = [node for node in scans(chosen) if node[1] == "messages"]
@@ -137,7 +138,7 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     # sorts the whole queue by design (only while a tenant is noisy).
     statements = [
         ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
-        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE chosen"}),
+        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, [], False), {"CTE chosen"}),
         (
             "receive_fair_messages",
             (ACCOUNT, "big", None, 10, 30.0, [], 2, 0.5),
@@ -154,6 +155,55 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
             assert on_messages, name
             assert all(index != "messages_queue_sent" for _, _, index in on_messages), name
             assert all(kind != "Seq Scan" for kind, _, _ in on_messages), name
+
+
+# The send statements' arguments for one message of FIFO queue q.fifo, as SQL text
+# (EXPLAIN EXECUTE takes no bound parameters).
+FIFO_SENDS = {
+    "send_messages": "'000000000000', 'q.fifo', NULL, ARRAY['new'], ARRAY['x'], ARRAY['{}'],"
+    " ARRAY[NULL], ARRAY[0.0], ARRAY['g'], ARRAY['1'], 300.0, NULL, ARRAY['1']",
+    "send_fifo_messages": "'000000000000', 'q.fifo', NULL, '[{\"i\": \"new\", \"b\": \"x\","
+    " \"a\": {}, \"h\": null, \"d\": 0.0, \"g\": \"g\", \"k\": \"1\", \"w\": \"1\"}]',"
+    " 300.0",
+}
+
+
+async def test_a_fifo_send_probes_the_deduplication_window_never_reads_it(
+    open_store: StoreOpener, database: str
+) -> None:
+    # A connection keeps the generic plan it made at its first send, while the window
+    # was empty; then the window grows (a busy queue holds five minutes of deduplication
+    # ids). The plan must still probe fifo_dedup by key, for the ids a send takes and for
+    # a duplicate's holder: a hash join read the queue's whole window once per FIFO send.
+    queue = QueueKey(ACCOUNT, "q.fifo")
+    connection = await asyncpg.connect(
+        database,
+        server_settings={"search_path": "hopper", "plan_cache_mode": "force_generic_plan"},
+    )
+    try:
+        async with open_store(listen=False) as store:
+            await store.create_queue(queue, QueueConfig(fifo=True), {}, now=None)
+            for name, args in FIFO_SENDS.items():
+                await connection.execute(f"PREPARE {name} AS {queries()[name]}")
+                await connection.execute(f"EXECUTE {name} ({args})")  # planned here
+            for start in range(0, 3_000, 100):
+                batch = [
+                    NewMessage(id=f"m{n}", body="x", group_id=f"g{n % 100}",
+                               deduplication_id=f"d{n}")
+                    for n in range(start, start + 100)
+                ]
+                await store.send(queue, batch, now=None)
+        for name, args in FIFO_SENDS.items():
+            text = await connection.fetchval(f"EXPLAIN (FORMAT JSON) EXECUTE {name} ({args})")
+            on_window = {
+                node for node in scans(json.loads(text)[0]["Plan"]) if node[1] == "fifo_dedup"
+            }
+            assert on_window == {
+                ("ModifyTable", "fifo_dedup", None),
+                ("Index Scan", "fifo_dedup", "fifo_dedup_pkey"),
+            }, name
+    finally:
+        await connection.close()
 
 
 def subplans(plan: dict[str, Any], names: set[str]) -> list[dict[str, Any]]:

@@ -127,6 +127,10 @@ class PostgresQueueStore(MoveTaskStatements):
         # statement, so a queue that never used group ids pays nothing for fairness. A
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
+        # FIFO queues: per queue, whether its last claim here found it of many groups
+        # (receive_fifo_messages's $7): then the next claim walks the queue straight
+        # away instead of first counting its groups.
+        self._many_groups: dict[QueueKey, bool] = {}
         self.vacuum = Vacuum(self._vacuum_messages)
         self._sends: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
             self._send_group, size=lambda message: len(message.body)
@@ -327,26 +331,20 @@ class PostgresQueueStore(MoveTaskStatements):
         max_depth: int | None = None,
     ) -> list[SendResult]:
         handoff.check_leases(key, messages, max_depth)
-        # One statement cannot take a key twice: repeats in the batch are duplicates of
-        # their first use (FIFO deduplication ids; live keys on a standard queue).
-        repeats = key.is_fifo or any(m.deduplication_id is not None for m in messages)
-        unique, positions = first_uses(messages) if repeats else (list(messages), None)
+        keyed = key.is_fifo or any(m.deduplication_id is not None for m in messages)
         with translated(key):
-            if repeats or not self._coalesce or not unique:
-                results = await send_unique(self._on, self._sql, key, unique, now, max_depth)
-            elif max_depth is None:
+            if not self._coalesce or not messages:
+                results = await self._send_group((key, now, max_depth), list(messages))
+            elif keyed or max_depth is not None:
+                # keys to take or a ceiling to count: concurrent sends of the queue share
+                # a statement (see coalesce.py)
+                results = await self._sends.submit((key, now, max_depth), messages)
+            else:
                 # Nothing to take or count: concurrent sends of any queues share one.
-                plain = await self._plain_sends.submit(now, [(key, m) for m in unique])
+                plain = await self._plain_sends.submit(now, [(key, m) for m in messages])
                 results = [found_result(result, key) for result in plain]
-            else:  # no keys to take: concurrent sends of the queue share a statement
-                results = await self._sends.submit((key, now, max_depth), unique)
-        self._tell_others(key, unique, results)
-        if positions is None:
-            return results
-        return [
-            as_duplicate(results[index]) if repeat else results[index]
-            for index, repeat in positions
-        ]
+        self._tell_others(key, messages, results)
+        return results
 
     def _tell_others(
         self, key: QueueKey, sent: Sequence[NewMessage], results: Sequence[SendResult]
@@ -366,8 +364,19 @@ class PostgresQueueStore(MoveTaskStatements):
         return await send_plain_across(self._on, self._sql, now, items)
 
     async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
+        """One statement for `messages`, one send's or several sends' that share it."""
         key, now, max_depth = group
-        return await send_unique(self._on, self._sql, key, messages, now, max_depth)
+        if not (key.is_fifo or any(m.deduplication_id is not None for m in messages)):
+            return await send_unique(self._on, self._sql, key, messages, now, max_depth)
+        # One statement cannot take a key twice: a repeat is a duplicate of its first
+        # use, as if sent just after it (FIFO deduplication ids, live keys on a standard
+        # queue), in one send's batch as between the sends sharing a statement.
+        unique, positions = first_uses(messages)
+        results = await send_unique(self._on, self._sql, key, unique, now, max_depth)
+        return [
+            as_duplicate(results[index]) if repeat else results[index]
+            for index, repeat in positions
+        ]
 
     async def receive(
         self,
@@ -495,15 +504,20 @@ class PostgresQueueStore(MoveTaskStatements):
             key.account, key.name, now, limit, float(visibility_timeout), claimed_ids
         )
         statement = "receive_fifo_messages" if key.is_fifo else "receive_messages"
-        if not key.is_fifo and self._grouped.get(key, True):
+        if key.is_fifo:
+            args += (self._many_groups.get(key, False),)
+        elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
+            self._many_groups.pop(key, None)
             raise QueueNotFound(key)
         deliveries = [delivery(row) for row in rows if row["id"] is not None]
-        if statement == "receive_fair_messages":
+        if key.is_fifo:
+            self._many_groups[key] = rows[0]["many_groups"]
+        elif statement == "receive_fair_messages":
             self._grouped[key] = rows[0]["grouped"]
         else:
             self._grouped[key] = any(d.message.group_id is not None for d in deliveries)

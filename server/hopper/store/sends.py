@@ -2,9 +2,10 @@
 its rows as the core's `SendResult`s.
 
 A send without keys to take or count (a standard queue, no depth ceiling, no
-deduplication id) runs the lean `send_plain_messages`; every other runs
-`send_messages`, which takes deduplication ids and live keys and counts the depth
-ceiling in the same statement.
+deduplication id) runs the lean `send_plain_messages`; a send to a FIFO queue without
+a depth ceiling the lean `send_fifo_messages`, which takes deduplication windows only;
+every other runs `send_messages`, which takes deduplication ids and live keys and
+counts the depth ceiling in the same statement.
 """
 
 from __future__ import annotations
@@ -37,7 +38,30 @@ async def send_unique(
     plain = not key.is_fifo and max_depth is None
     if plain and messages and all(m.deduplication_id is None for m in messages):
         return await _send_plain(db, sql, key, messages, now)
-    rows = await db.fetch(
+    rows = await (
+        _fetch_fifo(db, sql, key, messages, now)
+        if key.is_fifo and max_depth is None
+        else _fetch_keyed(db, sql, key, messages, now, max_depth)
+    )
+    if not messages:
+        if await db.fetchrow(sql["get_queue"], key.account, key.name) is None:
+            raise QueueNotFound(key)
+        return []
+    if not rows or rows[0]["queue_id"] is None:
+        raise QueueNotFound(key)
+    return [await _send_result(db, sql, key, row, m) for row, m in zip(rows, messages, strict=True)]
+
+
+async def _fetch_keyed(
+    db: Database,
+    sql: Mapping[str, str],
+    key: QueueKey,
+    messages: Sequence[NewMessage],
+    now: float | None,
+    max_depth: int | None,
+) -> list[asyncpg.Record]:
+    """send_messages's rows: deduplication ids, live keys and the depth ceiling."""
+    return await db.fetch(
         sql["send_messages"],
         key.account,
         key.name,
@@ -53,13 +77,37 @@ async def send_unique(
         max_depth,
         [m.window_key for m in messages],
     )
-    if not messages:
-        if await db.fetchrow(sql["get_queue"], key.account, key.name) is None:
-            raise QueueNotFound(key)
-        return []
-    if rows[0]["queue_id"] is None:
-        raise QueueNotFound(key)
-    return [await _send_result(db, sql, key, row, m) for row, m in zip(rows, messages, strict=True)]
+
+
+async def _fetch_fifo(
+    db: Database,
+    sql: Mapping[str, str],
+    key: QueueKey,
+    messages: Sequence[NewMessage],
+    now: float | None,
+) -> list[asyncpg.Record]:
+    """send_fifo_messages's rows (send_messages's, for a FIFO queue without a ceiling)."""
+    payload = [
+        {
+            "i": m.id,
+            "b": m.body,
+            "a": attributes_json(m.attributes),
+            "h": m.trace_header,
+            "d": float(m.delay),
+            "g": m.group_id,
+            "k": m.deduplication_id,
+            "w": m.window_key or m.id,
+        }
+        for m in messages
+    ]
+    return await db.fetch(
+        sql["send_fifo_messages"],
+        key.account,
+        key.name,
+        now,
+        jsoncodec.dumps(payload).decode(),
+        float(limits.DEDUPLICATION_WINDOW_SECONDS),
+    )
 
 
 async def _send_plain(
