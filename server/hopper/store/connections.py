@@ -92,13 +92,17 @@ async def fetchrow_planned_for_values(
 async def deadlock_retried(
     db: Connectable | asyncpg.Pool, sql: str, *args: object, attempts: int = 3
 ) -> list[asyncpg.Record]:
-    """Run a claim or a delete, again if PostgreSQL broke a deadlock by aborting it.
+    """Run a claim, a delete or a keyed send, again if PostgreSQL broke a deadlock by
+    aborting it.
 
     A claim and a delete can each wait for the other: under READ COMMITTED a claim that
     finds a row changed since its snapshot locks the newest version before re-checking
     it, and keeps that lock even when it then skips the row, while a delete may wait for
-    that row holding rows the claim needs. The aborted statement changed nothing, so it
-    runs again. Inside a transaction (a FIFO receive) the abort is the caller's."""
+    that row holding rows the claim needs. Two keyed sends, each carrying several
+    callers' messages (store/coalesce.py), can take the same deduplication ids in
+    opposite orders. The aborted statement changed nothing, so it runs again. Inside a
+    transaction (a FIFO receive, a send on the caller's connection) the abort is the
+    caller's."""
     for attempt in range(1, attempts + 1):
         try:
             return await db.fetch(sql, *args)

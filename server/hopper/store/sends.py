@@ -19,6 +19,7 @@ from hopper import jsoncodec
 from hopper.core import limits
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import NewMessage, QueueKey, SendResult
+from hopper.store.connections import deadlock_retried
 from hopper.store.rows import arrived_delivered, attributes_json
 from hopper.store.schema import Connectable
 
@@ -61,7 +62,8 @@ async def _fetch_keyed(
     max_depth: int | None,
 ) -> list[asyncpg.Record]:
     """send_messages's rows: deduplication ids, live keys and the depth ceiling."""
-    return await db.fetch(
+    return await deadlock_retried(
+        db,
         sql["send_messages"],
         key.account,
         key.name,
@@ -100,7 +102,8 @@ async def _fetch_fifo(
         }
         for m in messages
     ]
-    return await db.fetch(
+    return await deadlock_retried(
+        db,
         sql["send_fifo_messages"],
         key.account,
         key.name,
