@@ -78,6 +78,7 @@ from hopper.store.sends import (
     as_duplicate,
     first_uses,
     found_result,
+    keyed,
     send_plain_across,
     send_unique,
 )
@@ -331,11 +332,10 @@ class PostgresQueueStore(MoveTaskStatements):
         max_depth: int | None = None,
     ) -> list[SendResult]:
         handoff.check_leases(key, messages, max_depth)
-        keyed = key.is_fifo or any(m.deduplication_id is not None for m in messages)
         with translated(key):
             if not self._coalesce or not messages:
                 results = await self._send_group((key, now, max_depth), list(messages))
-            elif keyed or max_depth is not None:
+            elif keyed(key, messages) or max_depth is not None:
                 # keys to take or a ceiling to count: concurrent sends of the queue share
                 # a statement (see coalesce.py)
                 results = await self._sends.submit((key, now, max_depth), messages)
@@ -366,7 +366,7 @@ class PostgresQueueStore(MoveTaskStatements):
     async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
         """One statement for `messages`, one send's or several sends' that share it."""
         key, now, max_depth = group
-        if not (key.is_fifo or any(m.deduplication_id is not None for m in messages)):
+        if not keyed(key, messages):
             return await send_unique(self._on, self._sql, key, messages, now, max_depth)
         # One statement cannot take a key twice: a repeat is a duplicate of its first
         # use, as if sent just after it (FIFO deduplication ids, live keys on a standard

@@ -176,6 +176,12 @@ async def send_plain_across(
     return results
 
 
+def keyed(key: QueueKey, messages: Sequence[NewMessage]) -> bool:
+    """Whether a send takes keys: FIFO deduplication ids, or live keys (a deduplication
+    id on a standard queue). One statement cannot take a key twice."""
+    return key.is_fifo or any(m.deduplication_id is not None for m in messages)
+
+
 def found_result(result: SendResult | None, key: QueueKey) -> SendResult:
     """A result of send_plain_across; raises QueueNotFound where there is none."""
     if result is None:
