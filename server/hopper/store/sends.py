@@ -89,17 +89,9 @@ async def _fetch_fifo(
     now: float | None,
 ) -> list[asyncpg.Record]:
     """send_fifo_messages's rows (send_messages's, for a FIFO queue without a ceiling)."""
+    # The plain sends' fields, with the deduplication id and its window's key.
     payload = [
-        {
-            "i": m.id,
-            "b": m.body,
-            "a": attributes_json(m.attributes),
-            "h": m.trace_header,
-            "d": float(m.delay),
-            "g": m.group_id,
-            "k": m.deduplication_id,
-            "w": m.window_key or m.id,
-        }
+        {**_plain_entry(m), "k": m.deduplication_id, "w": m.window_key or m.id}
         for m in messages
     ]
     return await deadlock_retried(
