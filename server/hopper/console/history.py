@@ -133,14 +133,13 @@ async def sample_depths(
     service: QueueService,
     counts: Counts,
     period: float = SAMPLE_SECONDS,
-    monotonic: Callable[[], float] = time.monotonic,
 ) -> None:
     """Record every queue's depth each `period` seconds, until cancelled; less often
     (up to MAX_SAMPLE_GAP) when a sample itself takes more than SAMPLE_SHARE of that:
     listing 10,000 queues every 10 s kept 4 % of a core busy with nothing in them. A
     store that is down costs a sample, never the loop."""
     while True:
-        began = monotonic()
+        began = time.monotonic()
         try:
             views = await overview(service, counts)
         except QueueError as error:
@@ -149,7 +148,7 @@ async def sample_depths(
             history.keep_only({view.key for view in views})
             for view in views:
                 history.depth(view.key, view.depth)
-        await asyncio.sleep(next_sample_in(monotonic() - began, period))
+        await asyncio.sleep(next_sample_in(time.monotonic() - began, period))
 
 
 def next_sample_in(took: float, period: float = SAMPLE_SECONDS) -> float:
