@@ -23,7 +23,7 @@ import asyncpg  # noqa: E402
 
 from hopper.core.model import NewMessage, QueueConfig, QueueKey  # noqa: E402
 from hopper.store.postgres import PostgresQueueStore  # noqa: E402
-from hopper.store.schema import queries  # noqa: E402
+from hopper.store.postgres.schema import queries  # noqa: E402
 from postgres.databases import fresh_database  # noqa: E402
 
 QUEUE = QueueKey("000000000000", "bench.fifo")

@@ -27,7 +27,7 @@ from hopper.core.service import QueueService  # noqa: E402
 from hopper.observability.metrics import scrape  # noqa: E402
 from hopper.observability.overview import Counts  # noqa: E402
 from hopper.store.postgres import PostgresQueueStore  # noqa: E402
-from hopper.store.schema import queries  # noqa: E402
+from hopper.store.postgres.schema import queries  # noqa: E402
 from postgres.databases import SCHEMA, fresh_database  # noqa: E402
 
 ACCOUNT = "000000000000"

@@ -5,7 +5,7 @@ send transaction (the trap the design notes warn about).
 
 Each run uses a fresh database cloned from the migrated template. "coalesced" is what
 PostgresQueueStore does: concurrent sends of the queue share a statement
-(store/coalesce.py), and the listener sends one NOTIFY per queue per few milliseconds on
+(store/postgres/coalesce.py), and the listener sends one NOTIFY per queue per few milliseconds on
 its own connection. "one per send" is the same store with statement coalescing off:
 each send its own statement and commit, NOTIFYs still coalesced by the listener.
 "notify in txn" runs that send statement plus `pg_notify` in one transaction, as a
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from hopper.core.model import NewMessage, QueueConfig, QueueKey  # noqa: E402
 from hopper.store.postgres import PostgresQueueStore  # noqa: E402
-from hopper.store.schema import queries  # noqa: E402
+from hopper.store.postgres.schema import queries  # noqa: E402
 from postgres.databases import fresh_database  # noqa: E402
 
 QUEUE = QueueKey("000000000000", "bench")

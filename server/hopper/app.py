@@ -79,7 +79,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.database_url is not None:
-            from hopper.send_rules import migrate
+            from hopper.enqueue.rules import migrate
 
             await migrate(settings.database_url, settings.database_schema)
         await service.start()

@@ -148,7 +148,7 @@ def _migrate(settings: Settings) -> int:
 def _migrated(settings: Settings) -> list[str] | None:
     """Migrate the database; None (after saying why on stderr) when it cannot be used."""
     assert settings.database_url is not None
-    from hopper.send_rules import migrate
+    from hopper.enqueue.rules import migrate
 
     try:
         return asyncio.run(migrate(settings.database_url, settings.database_schema))
@@ -213,7 +213,7 @@ def _serve_on(settings: Settings, sock: socket.socket) -> int:
     log.info("hopper: receipts %s", settings.receipts)
     log.info("hopper: queues declared: %s", _declared_text(settings))
     if options["http"] != "auto":
-        from hopper.connections import configure
+        from hopper.connection_limits import configure
 
         limits = configure(settings)
         log.info(
@@ -261,13 +261,13 @@ def _store_usable(settings: Settings) -> bool:
 
 
 def _http_protocol() -> Any:
-    """uvicorn's httptools protocol with hopper's connection limits (hopper.connections),
+    """uvicorn's httptools protocol with hopper's connection limits (hopper.connection_limits),
     or uvicorn's pick (h11) without httptools: idle connections then close after the
     idle timeout, but nothing bounds a slow request or the number of connections."""
     if not _importable("httptools"):
         log.warning("hopper: without httptools ('.[fast]') slow requests are not timed out")
         return "auto"
-    from hopper.connections import GuardedProtocol
+    from hopper.connection_limits import GuardedProtocol
 
     return GuardedProtocol
 
@@ -283,7 +283,7 @@ def _declared_text(settings: Settings) -> str:
 
 def schema_version() -> str:
     """The newest migration this hopper has (the database was just migrated to it)."""
-    from hopper.store.schema import migrations
+    from hopper.store.postgres.schema import migrations
 
     return migrations()[-1][0]
 

@@ -44,7 +44,7 @@ class Settings:
     # previous answer; then it is closed (idle keep-alive and slow clients alike).
     idle_timeout: int = 15
     # Connections open at once, per server process; None: the open-files limit less a
-    # reserve (hopper.connections). Beyond it a new connection is answered 503.
+    # reserve (hopper.connection_limits). Beyond it a new connection is answered 503.
     max_connections: int | None = None
     # How superseded receipts are answered: "strict" (ReceiptHandleIsInvalid) or "aws"
     # (as AWS answers them; core/outcomes.py).

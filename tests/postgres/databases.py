@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 import asyncpg
 import pytest
 
-from hopper.send_rules import migrate
+from hopper.enqueue.rules import migrate
 
 ADMIN_DSN = os.environ.get("HOPPER_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 SCHEMA = "hopper"

@@ -23,10 +23,11 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from hopper import enqueue, send_rules
+from hopper import enqueue
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
-from hopper.store.listener import CHANNEL
+from hopper.enqueue import rules as send_rules
+from hopper.store.postgres.listener import CHANNEL
 from hopper.wire.errors import CODES, SqsError
 from server.processes import HopperProcess, start_hopper
 
@@ -363,7 +364,7 @@ REFUSALS = [
 
 
 async def test_the_sql_function_and_the_http_send_refuse_alike_with_the_same_texts(app, sqs):
-    # The function reads its rules from hopper's code (hopper/send_rules.py), so a
+    # The function reads its rules from hopper's code (hopper/enqueue/rules.py), so a
     # refusal is word for word the one SendMessage gives over HTTP.
     full = sqs.create_queue(QueueName="full", Attributes={"Hopper.MaximumQueueDepth": "1"})
     sqs.send_message(QueueUrl=full["QueueUrl"], MessageBody="the one")

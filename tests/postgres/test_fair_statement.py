@@ -7,7 +7,7 @@ test can see."""
 from __future__ import annotations
 
 from hopper.core import fairness
-from hopper.store.schema import queries
+from hopper.store.postgres.schema import queries
 
 from .conftest import StoreOpener
 from .test_query_plan import fill_queues, generic_plan, scans

@@ -4,7 +4,7 @@ messages table (other queues' millions cost it nothing)."""
 
 from __future__ import annotations
 
-from hopper.store.schema import queries
+from hopper.store.postgres.schema import queries
 
 from .conftest import StoreOpener
 from .test_query_plan import ACCOUNT, fill_queues, generic_plan, scans

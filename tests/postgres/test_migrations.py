@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from hopper.store.postgres import PostgresQueueStore
-from hopper.store.schema import (
+from hopper.store.postgres.schema import (
     DatabaseUnreachable,
     InvalidSchemaName,
     SchemaNotCurrent,

@@ -10,7 +10,7 @@ import json
 import asyncpg
 
 from hopper.core.model import NewMessage, QueueConfig, QueueKey
-from hopper.store.schema import queries
+from hopper.store.postgres.schema import queries
 
 from .conftest import StoreOpener
 from .databases import SCHEMA

@@ -10,7 +10,7 @@ import asyncpg
 
 from hopper.core.model import NewMessage, QueueConfig, QueueKey
 from hopper.store.postgres import PostgresQueueStore
-from hopper.store.schema import queries
+from hopper.store.postgres.schema import queries
 
 from .conftest import StoreOpener
 

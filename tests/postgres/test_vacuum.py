@@ -1,4 +1,4 @@
-"""When the Postgres store vacuums its messages table (store/vacuum.py). Here because
+"""When the Postgres store vacuums its messages table (store/postgres/vacuum.py). Here because
 only the Postgres store has dead index entries to clear; test_drain.py shows the
 effect on receives, these tests the schedule, and the last one a real VACUUM."""
 
@@ -8,7 +8,7 @@ import asyncio
 import uuid
 
 from hopper.core.model import NewMessage, QueueConfig, QueueKey
-from hopper.store.vacuum import Vacuum
+from hopper.store.postgres.vacuum import Vacuum
 
 from .conftest import StoreOpener
 

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from hopper.store.coalesce import Coalescer
+from hopper.store.postgres.coalesce import Coalescer
 
 
 class Statements:

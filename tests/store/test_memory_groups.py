@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import DeadLetterRule, NewMessage, QueueConfig, QueueKey, Receipt
-from hopper.store import memory
-from hopper.store.memory import MemoryQueueStore, _Message, _Queue
+from hopper.store.memory import store as memory
+from hopper.store.memory.store import MemoryQueueStore, _Message, _Queue
 
 ACCOUNT = "000000000000"
 OTHER = QueueKey(ACCOUNT, "a.fifo")  # dead-letters into DEAD

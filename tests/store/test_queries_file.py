@@ -1,4 +1,4 @@
-"""The queries file's loader (store/schema.py): named statements, and fragments that
+"""The queries file's loader (store/postgres/schema.py): named statements, and fragments that
 several statements share, so that a rule they all keep is written once."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from hopper.store.schema import named_blocks, queries
+from hopper.store.postgres.schema import named_blocks, queries
 
 CLAIMS = ("receive_messages", "receive_fifo_messages", "receive_fair_messages")
 
@@ -48,7 +48,7 @@ def test_an_include_naming_no_fragment_is_refused_when_loading() -> None:
 def test_what_the_three_claims_share_is_written_once() -> None:
     # The claims differ only in how they pick: their queue, housekeeping, dead-letter
     # moves and deliveries are one text in the file, and the same in each claim.
-    text = (resources.files("hopper.store") / "sql" / "queries.sql").read_text()
+    text = (resources.files("hopper.store.postgres") / "sql" / "queries.sql").read_text()
     sql = queries()
     for step in ("q AS (", "expired AS (", "poison AS (", "-- the deliveries: a fresh"):
         assert all(sql[claim].count(step) == 1 for claim in CLAIMS), step

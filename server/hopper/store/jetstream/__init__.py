@@ -13,7 +13,7 @@ The mapping:
   numbers and deduplication windows, live deduplication keys, receive attempts -- is its
   *ledger*: one entry of the bucket `<prefix>_ledgers`, keyed by the queue's incarnation.
   Every operation reads the ledgers it touches, applies the reference model's rules
-  (`store/memory.py`, which calls the core's: this store adds no SQS rule, only where
+  (`store/memory/store.py`, which calls the core's: this store adds no SQS rule, only where
   state lives, how it commits and its declared limits) and writes them back with
   compare-and-set on the revisions it read; a lost race is retried from a fresh read. So
   every decision (claim, redrive, group lock, token issue, deduplication) is atomic

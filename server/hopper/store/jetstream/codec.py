@@ -1,7 +1,7 @@
 """The JetStream store's values: a queue's ledger, its record, a message's body, move tasks.
 
 A ledger is one queue's per-message state (leases, tokens, receive counts, deduplication
-keys, receive attempts) as the reference model (`store/memory.py`) holds it, encoded as
+keys, receive attempts) as the reference model (`store/memory/store.py`) holds it, encoded as
 compressed JSON so that one key-value entry holds it. Bodies are not in the ledger: they
 live in a stream and the ledger names each message's body by stream sequence. Loading a
 ledger gives the model placeholder messages (no body, no attributes); `Bodies` fills the
@@ -29,7 +29,7 @@ from hopper.core.model import (
     SendResult,
     StoredMessage,
 )
-from hopper.store.memory import _NO_ATTRIBUTES, _Attempt, _Message, _Queue
+from hopper.store.memory.store import _NO_ATTRIBUTES, _Attempt, _Message, _Queue
 
 # A write claims at most this many deliveries (a receive takes 10 at most).
 TOKENS_PER_WRITE = 64

@@ -1,5 +1,5 @@
 """The step: read the ledgers an operation touches, apply the reference model's rules
-(`store/memory.py`) to them, and write back what changed with compare-and-set on the
+(`store/memory/store.py`) to them, and write back what changed with compare-and-set on the
 revisions read. A lost race is retried from a fresh read, so each decision is atomic
 across processes."""
 

@@ -20,7 +20,7 @@ delivers at commit and drops on rollback.
 
 Applications in other languages (or with psycopg) call the SQL function
 `<schema>.send_message(queue_name, message_body, delay_seconds, account_id)` in their
-transaction: migration 0080 says what it checks, and hopper/send_rules.py where its
+transaction: migration 0080 says what it checks, and hopper/enqueue/rules.py where its
 rules come from (this same code: the core, the wire's texts, the store's statement).
 """
 
@@ -37,9 +37,9 @@ import asyncpg
 from hopper.core.errors import QueueError
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
-from hopper.store.listener import CHANNEL, payload
 from hopper.store.postgres import PostgresQueueStore
-from hopper.store.schema import checked_schema, queries
+from hopper.store.postgres.listener import CHANNEL, payload
+from hopper.store.postgres.schema import checked_schema, queries
 from hopper.wire.actions.messages import message_draft, sent
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, from_core

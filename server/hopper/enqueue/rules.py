@@ -14,7 +14,7 @@ definition each:
   queues without one), run by the function with the parameters sends.py would give;
 - the error texts: what the core raises for a send breaking each rule, worded by the
   wire's one table (wire/errors.py), its values made format() placeholders;
-- the wake-up: the listener's channel and payload (store/listener.py).
+- the wake-up: the listener's channel and payload (store/postgres/listener.py).
 
 What the function keeps as its own: which of these a plain body to a standard queue can
 break, and the comparisons (empty, matches, longer than, outside the range), in the
@@ -28,9 +28,9 @@ from typing import Any
 from hopper.core import characters, limits, messages, outcomes
 from hopper.core.errors import QueueError, QueueNotFound, UnsupportedOperation
 from hopper.core.model import MessageDraft, QueueConfig, QueueKey
-from hopper.store.listener import CHANNEL, payload
-from hopper.store.schema import Connectable, connect, queries
-from hopper.store.schema import migrate as migrate_schema
+from hopper.store.postgres.listener import CHANNEL, payload
+from hopper.store.postgres.schema import Connectable, connect, queries
+from hopper.store.postgres.schema import migrate as migrate_schema
 from hopper.wire.errors import from_core
 
 # Who the wake-ups of send_message() come from (a server ignores only its own).
@@ -46,7 +46,7 @@ _ACCOUNT = "account-marker"
 
 
 async def migrate(dsn: str, schema: str = "hopper") -> list[str]:
-    """Migrate `schema` (store/schema.py's migrate: the names of the migrations applied
+    """Migrate `schema` (store/postgres/schema.py's migrate: the names of the migrations applied
     now), then write this code's send rules into it. Raises what that migrate raises."""
     applied = await migrate_schema(dsn, schema)
     connection = await connect(dsn, schema)

@@ -10,7 +10,7 @@ import asyncpg
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import QueueKey, Receipt, ReceiptOutcome, ReceiptResult
 from hopper.core.outcomes import classify_receipt
-from hopper.store.schema import Connectable
+from hopper.store.postgres.schema import Connectable
 
 _MAX_BIGINT = 2**63 - 1
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 import asyncpg
 
 from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
-from hopper.store.connections import translated
-from hopper.store.rows import move_task
+from hopper.store.postgres.pool import translated
+from hopper.store.postgres.rows import move_task
 
 
 class MoveTaskStatements:

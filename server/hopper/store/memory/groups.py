@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hopper.store.memory import _Message, _Queue
+    from hopper.store.memory.store import _Message, _Queue
 
 # A group's lists are cut once the dropped entries leading them are this many and at
 # least half of them: dropping a head is O(1), amortised, and the memory comes back.

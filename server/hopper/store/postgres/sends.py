@@ -19,9 +19,9 @@ from hopper import jsoncodec
 from hopper.core import limits
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import NewMessage, QueueKey, SendResult
-from hopper.store.connections import deadlock_retried
-from hopper.store.rows import arrived_delivered, attributes_json
-from hopper.store.schema import Connectable
+from hopper.store.postgres.pool import deadlock_retried
+from hopper.store.postgres.rows import arrived_delivered, attributes_json
+from hopper.store.postgres.schema import Connectable
 
 Database = Connectable | asyncpg.Pool
 

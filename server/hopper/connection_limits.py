@@ -33,7 +33,7 @@ from hopper.settings import Settings, load
 from hopper.wire import protocol, render_json, render_xml
 from hopper.wire.errors import SqsError
 
-log = logging.getLogger("hopper.connections")
+log = logging.getLogger("hopper.connection_limits")
 
 # Open files kept for everything but client sockets: the database pool, the LISTEN
 # connection, log files, the listening socket itself.

@@ -2,7 +2,7 @@
 -- queue core and the stores: its own character set, delay range, depth count, error
 -- texts and notification channel, held to the core's only by a test. Now it states
 -- none. hopper writes them into `send_rules` at every migration, taken from the code
--- that states them (hopper/send_rules.py: the core's limits and characters, the wire's
+-- that states them (hopper/enqueue/rules.py: the core's limits and characters, the wire's
 -- texts, the store's send statements and channel), and the function reads them: so a
 -- database migrated by a hopper keeps that hopper's rules, word for word.
 --

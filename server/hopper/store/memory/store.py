@@ -47,8 +47,8 @@ from hopper.core.model import (
 )
 from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
-from hopper.store.memory_groups import Group, fifo_runs, in_send_order
-from hopper.store.memory_tasks import MoveTaskRecords
+from hopper.store.memory.groups import Group, fifo_runs, in_send_order
+from hopper.store.memory.tasks import MoveTaskRecords
 
 # Most messages carry no attributes: one shared, read-only empty map saves each a dict.
 _NO_ATTRIBUTES: Mapping[str, MessageAttribute] = MappingProxyType({})
@@ -102,7 +102,7 @@ class _Queue:
     last_purged_at: float | None = None
     # FIFO: ReceiveRequestAttemptId -> the receive it names, within its window
     attempts: dict[str, _Attempt] = field(default_factory=dict)
-    # FIFO: group id -> its messages in arrival order (store/memory_groups.py). Built by
+    # FIFO: group id -> its messages in arrival order (store/memory/groups.py). Built by
     # the first walk that needs it (None until then, and again after a purge), then kept
     # by `add`; so a standard queue, or a ledger the JetStream store decodes, pays
     # nothing until a FIFO receive looks.

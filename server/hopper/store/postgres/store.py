@@ -48,8 +48,9 @@ from hopper.core.model import (
 )
 from hopper.core.store import WakeUp
 from hopper.core.wakeups import news
-from hopper.store.coalesce import Coalescer
-from hopper.store.connections import (
+from hopper.store.postgres.coalesce import Coalescer
+from hopper.store.postgres.listener import Listener
+from hopper.store.postgres.pool import (
     DATABASE_ERRORS,
     deadlock_retried,
     fetchrow_planned_for_values,
@@ -57,10 +58,8 @@ from hopper.store.connections import (
     open_pool,
     translated,
 )
-from hopper.store.listener import Listener
-from hopper.store.postgres_tasks import MoveTaskStatements
-from hopper.store.receipts import bounded, outcomes_of, repeats_gone
-from hopper.store.rows import (
+from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone
+from hopper.store.postgres.rows import (
     config_json,
     delivery,
     found,
@@ -68,13 +67,13 @@ from hopper.store.rows import (
     peeked,
     record,
 )
-from hopper.store.schema import (
+from hopper.store.postgres.schema import (
     Connectable,
     checked_schema,
     queries,
     require_current,
 )
-from hopper.store.sends import (
+from hopper.store.postgres.sends import (
     as_duplicate,
     first_uses,
     found_result,
@@ -82,7 +81,8 @@ from hopper.store.sends import (
     send_plain_across,
     send_unique,
 )
-from hopper.store.vacuum import Vacuum
+from hopper.store.postgres.tasks import MoveTaskStatements
+from hopper.store.postgres.vacuum import Vacuum
 
 # What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
 SendGroup = tuple[QueueKey, float | None, int | None]

@@ -10,7 +10,7 @@
 -- Statements that name a queue return its id (NULL when it does not exist) so the
 -- store raises QueueNotFound without a second round trip.
 -- A `-- fragment: name` block is no statement but text several statements share; a
--- statement's line `-- include: name` stands for it (store/schema.py), so that what
+-- statement's line `-- include: name` stands for it (store/postgres/schema.py), so that what
 -- the three claims share is written once. A fragment's first comment lines, up to an
 -- empty line, document it and are left out where it is included.
 --
@@ -1008,7 +1008,7 @@ SELECT set_config('search_path', $1, true);
 
 -- name: set_send_rules
 -- Write the rules the SQL function send_message() reads (migration 0080), as
--- hopper/send_rules.py takes them from the code that states them. $1 the forbidden
+-- hopper/enqueue/rules.py takes them from the code that states them. $1 the forbidden
 -- characters (a regular expression), $2 the longest delay, $3 the deduplication window,
 -- $4 send_messages, $5 send_plain_messages, $6 the notification channel, $7 the wake-up
 -- payload, $8..$14 the error texts: queue missing, FIFO refused, body missing, body
@@ -1231,10 +1231,10 @@ WHERE id IN (
 RETURNING *;
 
 -- name: vacuum_messages
--- The dead index entries deletes leave at the head of every queue go (store/vacuum.py).
+-- The dead index entries deletes leave at the head of every queue go (store/postgres/vacuum.py).
 -- INDEX_CLEANUP ON: they sit in few heap pages, and AUTO skips the indexes below 2%.
 VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) messages;
 
 -- name: messages_rows
--- The planner's estimate of the messages table's rows (store/vacuum.py).
+-- The planner's estimate of the messages table's rows (store/postgres/vacuum.py).
 SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'messages'::regclass;

@@ -17,7 +17,7 @@ import asyncpg
 from hopper import jsoncodec
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import QueueKey
-from hopper.store.schema import Connectable, DatabaseUnreachable
+from hopper.store.postgres.schema import Connectable, DatabaseUnreachable
 
 # Every statement is prepared once per connection and keyed by its queue: the plan does
 # not depend on the parameters' values. Left to choose ("auto"), PostgreSQL kept planning
@@ -52,7 +52,7 @@ async def open_pool(dsn: str, schema: str, *, min_size: int, max_size: int) -> a
 
 
 async def listening_connection(dsn: str, schema: str) -> asyncpg.Connection:
-    """A connection of its own for LISTEN (store/listener.py)."""
+    """A connection of its own for LISTEN (store/postgres/listener.py)."""
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
@@ -99,7 +99,7 @@ async def deadlock_retried(
     finds a row changed since its snapshot locks the newest version before re-checking
     it, and keeps that lock even when it then skips the row, while a delete may wait for
     that row holding rows the claim needs. Two keyed sends, each carrying several
-    callers' messages (store/coalesce.py), can take the same deduplication ids in
+    callers' messages (store/postgres/coalesce.py), can take the same deduplication ids in
     opposite orders. The aborted statement changed nothing, so it runs again. Inside a
     transaction (a FIFO receive, a send on the caller's connection) the abort is the
     caller's."""

@@ -81,7 +81,7 @@ def checked_schema(schema: str) -> str:
 
 def migrations() -> list[tuple[str, str]]:
     """(name, sql) of every migration shipped with this code, in order."""
-    folder = resources.files("hopper.store") / "sql" / "migrations"
+    folder = resources.files("hopper.store.postgres") / "sql" / "migrations"
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
     return [(f.name.removesuffix(".sql"), f.read_text()) for f in files]
 
@@ -89,7 +89,8 @@ def migrations() -> list[tuple[str, str]]:
 @functools.cache
 def queries() -> dict[str, str]:
     """The named blocks of `sql/queries.sql`: name -> SQL text."""
-    return named_blocks((resources.files("hopper.store") / "sql" / "queries.sql").read_text())
+    text = (resources.files("hopper.store.postgres") / "sql" / "queries.sql").read_text()
+    return named_blocks(text)
 
 
 def named_blocks(text: str) -> dict[str, str]:
