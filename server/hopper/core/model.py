@@ -11,6 +11,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from hopper.core.retries import RetryPolicy
+
 
 @dataclass(frozen=True, order=True)
 class QueueKey:
@@ -57,6 +59,9 @@ class QueueConfig:
     # messageGroup). Decided when the queue is created and kept, as AWS keeps it: a later
     # SetQueueAttributes changes the attribute shown, not how sends are deduplicated.
     group_deduplication: bool = False
+    # hopper's Hopper.RetryPolicy (core/retries.py): a lease that ends without a delete
+    # hides the message for a backoff; None (the default) is SQS's "visible at once".
+    retry_policy: RetryPolicy | None = None
 
 
 @dataclass(frozen=True)
