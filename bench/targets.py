@@ -2,7 +2,8 @@
 hopper on PostgreSQL (a fresh schema, dropped afterwards), hopper on a single-node
 JetStream of its own (a nats-server on a free port and a temporary directory, removed
 afterwards) and on a three-node cluster of its own with everything replicated thrice,
-moto and LocalStack (bench/localstack.py)."""
+moto, LocalStack (bench/localstack.py) and the floor (bench/floor_server.py: uvicorn
+and Starlette answering a fixed body)."""
 
 from __future__ import annotations
 
@@ -109,6 +110,7 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
         "hopper-memory": hopper,
         "hopper-postgres": [*hopper, "--database-url", database, "--database-schema", schema],
         "moto": [sys.executable, str(ROOT / "bench" / "moto_server.py"), str(port)],
+        "floor": [sys.executable, str(ROOT / "bench" / "floor_server.py"), str(port)],
     }
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     if name == "hopper-jetstream":
