@@ -17,6 +17,10 @@ TARGETS = (
     "moto",
     "localstack",
     "floor",
+    # the HTTP layer's comparison (hopper in memory on other HTTP servers)
+    "hopper-asgi",
+    "hopper-granian",
+    "hopper-rsgi",
 )
 PEER = "localstack"
 SHORT = {"hopper-postgres": "postgres", "hopper-memory": "memory"}

@@ -111,8 +111,14 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
         "hopper-postgres": [*hopper, "--database-url", database, "--database-schema", schema],
         "moto": [sys.executable, str(ROOT / "bench" / "moto_server.py"), str(port)],
         "floor": [sys.executable, str(ROOT / "bench" / "floor_server.py"), str(port)],
+        # The HTTP layer's comparison: hopper in memory on other HTTP servers.
+        "hopper-asgi": [sys.executable, str(ROOT / "bench" / "hopper_asgi.py"), *hopper[3:]],
+        "hopper-granian": _granian("asgi", "hopper.app:create_app_from_environment", port),
+        "hopper-rsgi": _granian("rsgi", "bench.granian_rsgi:app", port),
     }
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'server'}:{ROOT}"}
+    if name in ("hopper-granian", "hopper-rsgi"):
+        env = {**env, "HOPPER_RELAXED_TIMING": "1", "HOPPER_LOG_LEVEL": "warning"}
     if name == "hopper-jetstream":
         commands[name] = [*hopper, "--nats-url", _nats_server(nats)]
     elif name == "hopper-jetstream-r3":
@@ -127,6 +133,15 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
             name, port, process, log, Meter(process.pid, DATABASE_URL, application), schema
         )
     return Target(name, port, process, log, Meter(process.pid))
+
+
+def _granian(interface: str, factory: str, port: int) -> list[str]:
+    """granian serving `factory`'s app on one worker, uvloop, HTTP/1.1, no access log."""
+    return [
+        sys.executable, "-m", "granian", "--interface", interface, "--factory", factory,
+        "--host", HOST, "--port", str(port), "--loop", "uvloop", "--http", "1", "--no-ws",
+        "--log-level", "warning", "--no-access-log", "--workers", "1",
+    ]
 
 
 def _nats_server(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:

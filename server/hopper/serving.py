@@ -116,6 +116,8 @@ def refusing_in_one_line(app: AsgiApp, refused: Callable[[str], None]) -> AsgiAp
                 await send(message)
             raise
 
+    # The direct path (hopper/direct.py) finds the endpoint through the wrappers.
+    wrapped.__wrapped__ = app  # type: ignore[attr-defined]
     return wrapped
 
 
