@@ -9,7 +9,7 @@ from hopper.core.model import QueueKey
 from hopper.wire.regions import scoped_account
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestContext:
     """One request's circumstances, built by the transport (http.py) per request.
 
