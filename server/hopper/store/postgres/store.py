@@ -56,6 +56,8 @@ from hopper.store.postgres.pool import (
     fetchrow_planned_for_values,
     listening_connection,
     open_pool,
+    receive_lock,
+    receive_turn,
     translated,
 )
 from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone
@@ -83,6 +85,9 @@ from hopper.store.postgres.sends import (
 )
 from hopper.store.postgres.tasks import MoveTaskStatements
 from hopper.store.postgres.vacuum import Vacuum
+
+# A FIFO receive sweeps its queue's expired deduplication ids once in this many.
+DEDUP_SWEEP_EVERY = 64
 
 # What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
 SendGroup = tuple[QueueKey, float | None, int | None]
@@ -132,6 +137,8 @@ class PostgresQueueStore(MoveTaskStatements):
         # (receive_fifo_messages's $7): then the next claim walks the queue straight
         # away instead of first counting its groups.
         self._many_groups: dict[QueueKey, bool] = {}
+        # FIFO queues: receives here so far, for _dedup_sweep_due.
+        self._fifo_receives: Counter[QueueKey] = Counter()
         self.vacuum = Vacuum(self._vacuum_messages)
         self._sends: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
             self._send_group, size=lambda message: len(message.body)
@@ -438,9 +445,11 @@ class PostgresQueueStore(MoveTaskStatements):
         locking must see the leases of the receive before it, and an attempt id is
         replayed or recorded together with its claim."""
         window = float(limits.RECEIVE_ATTEMPT_WINDOW_SECONDS)
-        async with self._db.acquire() as connection, connection.transaction():
-            await connection.execute(self._sql["lock_queue_for_receive"], key.account, key.name)
-            await connection.execute(self._sql["forget_dedup_ids"], key.account, key.name, now)
+        async with self._db.acquire() as connection, receive_turn(connection, key):
+            if self._dedup_sweep_due(key):
+                await connection.execute(
+                    self._sql["forget_dedup_ids"], key.account, key.name, now
+                )
             if attempt_id is not None:
                 rows = await connection.fetch(
                     self._sql["replay_receive_attempt"],
@@ -461,6 +470,16 @@ class PostgresQueueStore(MoveTaskStatements):
                     window,
                 )
         return deliveries
+
+    def _dedup_sweep_due(self, key: QueueKey) -> bool:
+        """Whether a FIFO receive of `key` sweeps the queue's deduplication ids past
+        their window (forget_dedup_ids): the first receive of the queue here and every
+        DEDUP_SWEEP_EVERY-th after it. Swept at every receive, it was one round trip in
+        five; an expired id waits as a row the next send of that id reuses, so a sweep
+        some receives later costs nothing but a few rows."""
+        count = self._fifo_receives[key]
+        self._fifo_receives[key] = count + 1
+        return count % DEDUP_SWEEP_EVERY == 0
 
     async def _claim_all(
         self,
@@ -698,7 +717,7 @@ class PostgresQueueStore(MoveTaskStatements):
                     # Moves take turns with the queue's receives, as receives do: a
                     # receive must not claim past a group's message being moved away.
                     await connection.execute(
-                        self._sql["lock_queue_for_receive"], source.account, source.name
+                        self._sql["lock_queue_for_receive"], receive_lock(source)
                     )
                 row = await connection.fetchrow(self._sql["move_messages"], *args)
         if row is None or row["queue_id"] is None:
