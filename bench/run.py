@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 
 from bench import workloads
-from bench.table import TARGETS, Goal, Row, render, verdicts
+from bench.table import DEFAULT_TARGETS, TARGETS, Goal, Row, render, verdicts
 from bench.targets import Target, running_targets
 from bench.workloads import Load, Measure
 
@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--runs", type=int, default=3, help="runs per workload and target")
     parser.add_argument("--clients", type=int, default=16, help="concurrent connections")
     parser.add_argument("--rate", type=float, default=500.0, help="latency send rate, msg/s")
-    parser.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS))
+    parser.add_argument(
+        "--targets", nargs="+", choices=TARGETS, default=list(DEFAULT_TARGETS)
+    )
     parser.add_argument(
         "--no-meter", action="store_true", help="do not measure the servers' CPU per message"
     )

@@ -22,6 +22,9 @@ TARGETS = (
     "hopper-granian",
     "hopper-rsgi",
 )
+# The HTTP layer's comparison targets run only when named (granian is no dependency).
+COMPARISONS = ("hopper-asgi", "hopper-granian", "hopper-rsgi")
+DEFAULT_TARGETS = tuple(name for name in TARGETS if name not in COMPARISONS)
 PEER = "localstack"
 SHORT = {"hopper-postgres": "postgres", "hopper-memory": "memory"}
 
@@ -49,8 +52,10 @@ class Row:
 
 
 def render(rows: list[Row], notes: list[str]) -> str:
-    header = ["", *TARGETS, f"memory/{PEER}", f"postgres/{PEER}", "goals"]
-    lines = [header] + [_cells(row) for row in rows]
+    """The table, with a column for each target that has a figure in it."""
+    shown = [name for name in TARGETS if any(name in row.values for row in rows)]
+    header = ["", *shown, f"memory/{PEER}", f"postgres/{PEER}", "goals"]
+    lines = [header] + [_cells(row, shown) for row in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = [
         "  ".join(
@@ -81,9 +86,9 @@ def _goal_label(row: Row, goal: Goal) -> str:
     return f"{row.label} ({SHORT.get(goal.target, goal.target)})"
 
 
-def _cells(row: Row) -> list[str]:
-    values = [_number(row.values.get(name, math.nan)) for name in TARGETS]
-    ratios = [_ratio(row, name) for name in TARGETS[:2]]
+def _cells(row: Row, shown: list[str]) -> list[str]:
+    values = [_number(row.values.get(name, math.nan)) for name in shown]
+    ratios = [_ratio(row, name) for name in ("hopper-memory", "hopper-postgres")]
     return [row.label, *values, *(_times(r) for r in ratios), _verdict(row)]
 
 
