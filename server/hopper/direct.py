@@ -23,10 +23,11 @@ import asyncio
 import http
 import logging
 import urllib.parse
-from collections.abc import Callable
 from typing import Any
 
 import httptools
+from uvicorn.middleware.message_logger import MessageLoggerMiddleware
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from hopper.connection_limits import GuardedProtocol
 from hopper.http import Endpoint, Head, Incoming
@@ -43,6 +44,9 @@ _STATUS = {
 # Headers whose meaning ProxyHeadersMiddleware applies (client address, scheme): such
 # requests take the ASGI path, which runs it.
 _PROXIED = (b"x-forwarded-for", b"x-forwarded-proto")
+# What uvicorn wraps an app in (proxy headers always, the message logger at trace
+# level): transparent to the direct path, which applies the first itself (_PROXIED).
+_UVICORN_WRAPPERS = (ProxyHeadersMiddleware, MessageLoggerMiddleware)
 
 
 class _Departure:
@@ -209,14 +213,20 @@ def _encoded(rendered: Rendered, defaults: list[tuple[bytes, bytes]], keep_alive
 
 
 def endpoint_of(app: Any) -> Endpoint | None:
-    """The Endpoint of hopper's ASGI app `app`, looked for through the wrappers around
-    it (uvicorn's middleware `.app`, hopper's own `__wrapped__`); None for another app."""
-    seen: Callable[..., Any] | None = app
+    """The Endpoint of hopper's ASGI app `app`, looked for through the wrappers that
+    pass SQS calls through unchanged: uvicorn's own middleware and hopper's wrappers
+    that say so (`sqs_inner`, see serving.refusing_in_one_line). Any other wrapper
+    may do something to a call the direct path would skip (a guard, a check), so
+    behind one the direct path is off: None, every call through ASGI."""
+    seen: Any = app
     for _ in range(8):  # a handful of wrappers at most; never loop on a cycle
-        if seen is None:
-            return None
         endpoint = getattr(seen, "endpoint", None)
         if isinstance(endpoint, Endpoint):
             return endpoint
-        seen = getattr(seen, "app", None) or getattr(seen, "__wrapped__", None)
+        if isinstance(seen, _UVICORN_WRAPPERS):
+            seen = seen.app
+        elif getattr(seen, "sqs_inner", None) is not None:
+            seen = seen.sqs_inner
+        else:
+            return None
     return None

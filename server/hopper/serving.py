@@ -116,8 +116,9 @@ def refusing_in_one_line(app: AsgiApp, refused: Callable[[str], None]) -> AsgiAp
                 await send(message)
             raise
 
-    # The direct path (hopper/direct.py) finds the endpoint through the wrappers.
-    wrapped.__wrapped__ = app  # type: ignore[attr-defined]
+    # SQS calls pass through unchanged: the direct path (hopper/direct.py) may serve
+    # them from `app`'s endpoint.
+    wrapped.sqs_inner = app  # type: ignore[attr-defined]
     return wrapped
 
 

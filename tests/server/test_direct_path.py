@@ -17,9 +17,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from hopper.direct import DirectProtocol
+from hopper import serving
+from hopper.app import create_app
+from hopper.direct import DirectProtocol, endpoint_of
+from hopper.settings import load
 
 from .processes import start_hopper
 
@@ -58,6 +62,28 @@ def test_uvicorn_is_the_pinned_release_whose_internals_the_direct_path_was_writt
         f"uvicorn's HttpToolsProtocol changed in {sorted(changed)}: hopper/direct.py "
         "leans on these (see its docstring); re-read them, then update RELIED_ON"
     )
+
+
+def test_hopper_serves_sqs_calls_on_the_direct_path_through_its_own_wrappers():
+    # What `hopper serve` hands uvicorn, loaded as uvicorn loads it. A new wrapper
+    # around the app turns the direct path off (it could be a check the direct path
+    # would skip): such a wrapper's work belongs in http.Endpoint, which both paths
+    # run, or it must say it passes SQS calls through (`sqs_inner`).
+    app = serving.refusing_in_one_line(create_app(load({}, environ={})), lambda _: None)
+    config = uvicorn.Config(app, http=DirectProtocol, lifespan="off")
+    config.load()
+    assert endpoint_of(config.loaded_app) is not None
+
+
+def test_a_wrapper_that_does_not_say_it_passes_sqs_calls_through_turns_the_path_off():
+    inner = create_app(load({}, environ={}))
+
+    async def guard(scope, receive, send):  # a check of its own, then the app
+        await inner(scope, receive, send)
+
+    guard.__wrapped__ = inner  # (functools.wraps says nothing about what passes)
+    assert endpoint_of(inner) is not None
+    assert endpoint_of(guard) is None
 
 
 def test_the_direct_protocol_overrides_only_what_it_stands_in_for():
