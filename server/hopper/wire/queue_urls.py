@@ -76,17 +76,15 @@ def parse_queue_url(ctx: RequestContext, url: str) -> QueueKey:
     account's queue does not exist for it). A bare queue name names the caller's own
     queue in the request's region, as AWS resolves it."""
     memo = (url, ctx.account, ctx.region, ctx.home_region)
-    key = _PARSED.get(memo, _UNPARSED)
-    if key is _UNPARSED:
+    if memo in _PARSED:
+        key = _PARSED[memo]
+    else:
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.clear()
         key = _PARSED[memo] = _parsed(ctx, url)
     if key is None:
         raise no_such_queue()
-    return key  # type: ignore[return-value]
-
-
-_UNPARSED: Any = object()
+    return key
 
 
 def _parsed(ctx: RequestContext, url: str) -> QueueKey | None:

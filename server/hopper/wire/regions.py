@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import parse_qsl
 
 # Credential=<key id>/<date>/<region>/sqs/aws4_request, in the Authorization header or
@@ -36,15 +35,13 @@ def request_region(headers: Mapping[str, str], query_string: bytes, home: str) -
         fields = dict(parse_qsl(query_string.decode("latin-1")))
         credential = fields.get("X-Amz-Credential", "")
     scope = credential.partition(",")[0]
-    region = _REGIONS.get(scope, _UNREAD)
-    if region is _UNREAD:
+    if scope in _REGIONS:
+        region = _REGIONS[scope]
+    else:
         if len(_REGIONS) >= _REGIONS_MAX:
             _REGIONS.clear()
         region = _REGIONS[scope] = _scope_region(scope)
     return home if region is None else region
-
-
-_UNREAD: Any = object()
 
 
 def _scope_region(credential: str) -> str | None:

@@ -123,7 +123,7 @@ def receive_lock(key: QueueKey) -> int:
 
 
 @contextlib.asynccontextmanager
-async def receive_turn(connection: asyncpg.Connection, key: QueueKey) -> AsyncIterator[None]:
+async def receive_turn(connection: Connectable, key: QueueKey) -> AsyncIterator[None]:
     """A transaction holding `key`'s receive lock: FIFO receives of a queue (and moves
     out of it) take turns. BEGIN and the lock go in one round trip -- the simple query
     protocol takes several statements, but no parameters, hence the lock's key is a
