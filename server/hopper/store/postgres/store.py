@@ -88,6 +88,8 @@ from hopper.store.postgres.vacuum import Vacuum
 
 # A FIFO receive sweeps its queue's expired deduplication ids once in this many.
 DEDUP_SWEEP_EVERY = 64
+# At most this many FIFO receives share a turn under their queue's receive lock.
+FIFO_TURN_RECEIVES = 16
 
 # What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
 SendGroup = tuple[QueueKey, float | None, int | None]
@@ -159,6 +161,11 @@ class PostgresQueueStore(MoveTaskStatements):
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
             self._claim_group, size=lambda place: 1
         )
+        # FIFO receives of a queue take turns under its receive lock; those waiting for
+        # a turn share the next one (one transaction, their claims one after another).
+        self._fifo_turns: Coalescer[ClaimGroup, int, list[Delivery]] = Coalescer(
+            self._fifo_turn, size=lambda wanted: 1, max_items=FIFO_TURN_RECEIVES, parallel=1
+        )
         self._dead_lettered: Counter[QueueKey] = Counter()
 
     # --- life cycle -----------------------------------------------------------------
@@ -207,6 +214,7 @@ class PostgresQueueStore(MoveTaskStatements):
         await self._lookups.close()
         await self._deletes.close()
         await self._claims.close()
+        await self._fifo_turns.close()
         await self.vacuum.close()
         listener, self.listener = self.listener, None
         pool, self._pool = self._pool, None
@@ -443,7 +451,12 @@ class PostgresQueueStore(MoveTaskStatements):
     ) -> list[Delivery]:
         """A FIFO receive: one transaction under the queue's receive lock, since group
         locking must see the leases of the receive before it, and an attempt id is
-        replayed or recorded together with its claim."""
+        replayed or recorded together with its claim. Without an attempt id, receives
+        of the queue that wait for the lock share a turn (_fifo_turn)."""
+        if attempt_id is None and self._coalesce:
+            group = (key, float(visibility_timeout), now)
+            [deliveries] = await self._fifo_turns.submit(group, [max_messages])
+            return deliveries
         window = float(limits.RECEIVE_ATTEMPT_WINDOW_SECONDS)
         async with self._db.acquire() as connection, receive_turn(connection, key):
             if self._dedup_sweep_due(key):
@@ -470,6 +483,24 @@ class PostgresQueueStore(MoveTaskStatements):
                     window,
                 )
         return deliveries
+
+    async def _fifo_turn(self, group: ClaimGroup, wanted: list[int]) -> list[list[Delivery]]:
+        """One turn under the queue's receive lock for FIFO receives that waited for it:
+        their claims in one transaction, one after another, each seeing the leases of
+        the claims before it as it would in a turn of its own (the same statement, its
+        own limit), with one BEGIN, lock and COMMIT for all. A receive whose client
+        hung up meanwhile still gets its claim, leased to nobody until the lease runs
+        out, as a lone receive's would."""
+        key, visibility_timeout, now = group
+        async with self._db.acquire() as connection, receive_turn(connection, key):
+            if self._dedup_sweep_due(key):
+                await connection.execute(
+                    self._sql["forget_dedup_ids"], key.account, key.name, now
+                )
+            return [
+                await self._claim_all(connection, key, limit, visibility_timeout, now)
+                for limit in wanted
+            ]
 
     def _dedup_sweep_due(self, key: QueueKey) -> bool:
         """Whether a FIFO receive of `key` sweeps the queue's deduplication ids past
