@@ -59,7 +59,10 @@ _OWN_SEGMENTS = frozenset({"health", "metrics", "dashboard"})
 _EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
 
 
-@dataclass(frozen=True)
+# Not frozen, as Head and RequestContext: made for every request, and a frozen
+# dataclass's __init__ sets each field through object.__setattr__ (0.86 us against 0.17
+# for seven fields). Nothing changes them once made.
+@dataclass(slots=True)
 class Incoming:
     """An SQS request as the transport hands it over: header names lower-case (the
     first value of a repeated header in `headers`, every value in `raw_headers`)."""
@@ -109,7 +112,7 @@ class Endpoint:
         return _render_error(protocol.answer_format(incoming.headers), error, new_id())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Head:
     """A request's head as the HTTP server parsed it: header names lower-case bytes."""
 
