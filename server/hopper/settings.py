@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from hopper.core.outcomes import RECEIPT_MODES
@@ -122,10 +124,40 @@ def load(
             values[spec.name] = _parse(spec, text)
     if values.get("config") is not None:
         # The config file's [settings] sit under flags and environment.
-        from hopper.declared import file_settings
-
         values = {**file_settings(values["config"]), **values}
     return dataclasses.replace(Settings(), **values)
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """The config file (`hopper serve --config FILE`) as a table: its `[settings]` are
+    read here, its `[[queues]]` by hopper/declared.py. Raises SettingsError."""
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise SettingsError(f"cannot read the config file {path}: {error}") from None
+
+
+def file_settings(path: str | Path) -> dict[str, Any]:
+    """The `[settings]` table of the config file, checked against Settings' fields."""
+    table = read(path).get("settings", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"{path}: [settings] must be a table")
+    known = {spec.name: spec for spec in fields(Settings)}
+    for name, value in table.items():
+        spec = known.get(name)
+        if spec is None or name == "config":
+            raise SettingsError(f"{path}: unknown setting {name!r}")
+        if not _fits(str(spec.type), value):
+            raise SettingsError(f"{path}: setting {name} has the wrong type ({value!r})")
+    return dict(table)
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if "bool" in kind:
+        return isinstance(value, bool)
+    if "int" in kind:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str)
 
 
 def as_environment(settings: Settings) -> dict[str, str]:
