@@ -61,7 +61,9 @@ async def test_create_queue_with_a_different_extra_names_the_sqs_attribute(
 async def test_standard_names_of_1_to_80_allowed_characters_pass(
     service: QueueService, name: str
 ) -> None:
-    await service.create_queue(key(name), {}, {})
+    record = await service.create_queue(key(name), {}, {})
+    assert record.key == key(name)
+    assert await service.get_queue(key(name)) == record
 
 
 @pytest.mark.parametrize("name", ["", "x" * 81, "has space", "dot.ted", "q.fifo", "é"])
@@ -109,7 +111,8 @@ async def test_recreating_at_once_is_allowed_without_timing_rules(
     service = QueueService(store, clock=clock, enforce_timing_rules=False)
     await service.create_queue(key("q"), {}, {})
     await service.delete_queue(key("q"))
-    await service.create_queue(key("q"), {}, {})
+    again = await service.create_queue(key("q"), {}, {})
+    assert await service.get_queue(key("q")) == again
 
 
 async def test_dead_letter_target_must_exist(service: QueueService) -> None:
