@@ -1,12 +1,11 @@
 """The long-poll engine: claims, waiting, wake-ups, the hand-off, deadlines.
 
-`QueueService` checks a call's rules and hands the message traffic to this engine: a
-claim (with AWS's in-flight limit), a long poll that sleeps until a wake-up, the
-queue's next visibility deadline, the fallback interval or its own deadline, and a send
-that hands what qualifies straight to the long polls waiting in this process
-(core/handoff.py) and wakes the others (core/wakeups.py). Notifications are hints: a
-waiter that misses one still looks at its deadline, so correctness never depends on a
-wake-up arriving.
+`QueueService` checks a call's rules and hands the receives to this engine: a claim
+(with AWS's in-flight limit), and a long poll that sleeps until a wake-up, the queue's
+next visibility deadline, the fallback interval or its own deadline. Sends come to the
+waiters through core/sends.py, which hands them what qualifies and wakes the others.
+Notifications are hints: a waiter that misses one still looks at its deadline, so
+correctness never depends on a wake-up arriving.
 
 A long poll outlives a store outage of less than its own time: a claim that fails with
 StoreUnavailable (the database restarting, its connections cut) is retried, with a
@@ -22,17 +21,17 @@ import contextlib
 import functools
 import logging
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 
-from hopper.core import handoff, limits
+from hopper.core import limits
 from hopper.core.bounds import InFlightGauge
 from hopper.core.clock import Clock
 from hopper.core.deadlines import NextDeadlines
 from hopper.core.errors import QueueError, StoreUnavailable
 from hopper.core.events import Events
-from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, SendResult
+from hopper.core.model import Delivery, QueueConfig, QueueKey
 from hopper.core.store import QueueStore
-from hopper.core.wakeups import Wakeups, Watch, news
+from hopper.core.wakeups import Wakeups, Watch
 
 # A long poll never sleeps less than this between looks, so a store clock that runs a
 # little behind ours cannot turn the loop into a busy wait.
@@ -110,7 +109,7 @@ class LongPolls:
             key, max_messages=min(max_messages, room), visibility_timeout=lease,
             now=self.clock.now(), attempt_id=attempt_id,
         )
-        self._delivered(key, deliveries)
+        self.delivered(key, deliveries)
         if config.dead_letter is not None:
             # The claim may have moved messages there: a hint for its waiters.
             self.wakeups.notify(config.dead_letter.target)
@@ -127,8 +126,8 @@ class LongPolls:
 
         return await self.in_flight.room(key, measure)
 
-    def _delivered(self, key: QueueKey, deliveries: list[Delivery]) -> None:
-        """Book deliveries made by a claim or a hand-off."""
+    def delivered(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        """Book deliveries made by a claim or a hand-off (core/sends.py)."""
         self.in_flight.claimed(key, len(deliveries))
         self.events.received(key, deliveries)
         if deliveries:
@@ -164,7 +163,7 @@ class LongPolls:
         finally:
             left = [] if watch is None else watch.take()
             if left:  # handed over as this poll was cancelled: nobody will answer with them
-                self._release_later(key, left)
+                self.release_later(key, left)
 
     async def _poll(
         self,
@@ -296,61 +295,12 @@ class LongPolls:
         self._deadlines.put(key, deadline)
         return deadline
 
-    # --- sending ----------------------------------------------------------------------
-
-    async def enqueue(
-        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
-    ) -> list[SendResult]:
-        """store.send, with what qualifies handed to idle long polls of this process on
-        the way (core/handoff.py), and the other waiters woken for the rest."""
-        results = await self._send(key, sent, max_depth)
-        self._wake_for(sent, results, key)
-        return results
-
-    async def _send(
-        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
-    ) -> list[SendResult]:
-        offers: list[tuple[Watch, int]] = []
-        if self.wakeups.takers(key) and handoff.takes_leases(key, sent, max_depth):
-            count = sum(handoff.qualifies(message) for message in sent)
-            if count:
-                room = await self.in_flight_room(key)
-                offers = self.wakeups.offer(key, min(count, room))
-        if not offers:
-            return await self.store.send(key, sent, now=self.clock.now(), max_depth=max_depth)
-        leased, owners = handoff.lease_offered(sent, offers)
-        try:
-            results = await self.store.send(key, leased, now=self.clock.now(), max_depth=max_depth)
-        except BaseException:
-            for watch, _ in offers:
-                watch.hand([])
-            raise
-        handed = [
-            (owner, result.delivery)
-            for owner, result in zip(owners, results, strict=True)
-            if owner is not None and result.delivery is not None
-        ]
-        self._delivered(key, [delivery for _, delivery in handed])
-        for watch, _ in offers:
-            mine = [delivery for owner, delivery in handed if owner is watch]
-            if not watch.hand(mine):
-                self._release_later(key, mine)
-        return results
-
-    def _wake_for(
-        self, sent: Sequence[NewMessage], results: Sequence[SendResult], key: QueueKey
-    ) -> None:
-        """Wake as many local waiters as the send made messages receivable right away;
-        a delayed message's deadline is one the waiters should sleep until at most."""
-        enqueued = news(sent, results)
-        receivable = sum(message.delay <= 0 for message in enqueued)
-        delays = [message.delay for message in enqueued if message.delay > 0]
-        if delays:
-            self._deadlines.lower(key, self.clock.time() + min(delays))
-        if receivable:
-            self.wakeups.notify(key, receivable)
-
     # --- leases -----------------------------------------------------------------------
+
+    def expect(self, key: QueueKey, at: float) -> None:
+        """A message of `key` becomes receivable at `at` (a delayed send): its waiters
+        sleep until then at most."""
+        self._deadlines.lower(key, at)
 
     def leases_changed(self, key: QueueKey) -> None:
         """Visibility deadlines of `key` moved: a waiter may now find a message sooner
@@ -358,7 +308,7 @@ class LongPolls:
         self._deadlines.forget(key)
         self.wakeups.notify(key)
 
-    def _release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+    def release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
         """Make deliveries nobody will answer with visible again, in the background."""
         task = asyncio.create_task(self._release_quietly(key, deliveries), name="hopper-release")
         self._releases.add(task)
