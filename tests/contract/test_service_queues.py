@@ -244,3 +244,16 @@ async def test_a_second_purge_within_60_seconds_is_refused(
         await service.purge(key("q"))
     clock.advance(1)
     await service.purge(key("q"))
+
+
+async def test_all_queues_lists_every_account_or_only_the_accounts_kept(
+    service: QueueService,
+) -> None:
+    # given queues in two accounts
+    for account, name in [("111111111111", "b"), ("111111111111", "a"), ("222222222222", "c")]:
+        await service.create_queue(key(name, account), {}, {})
+    # then every queue comes, by account then name; with keep, only the kept account's
+    every = [record.key async for record in service.all_queues()]
+    assert every == [key("a", "111111111111"), key("b", "111111111111"), key("c", "222222222222")]
+    kept = [r.key async for r in service.all_queues(keep=lambda account: account == "222222222222")]
+    assert kept == [key("c", "222222222222")]

@@ -172,9 +172,12 @@ class QueueService:
         core/recent.py). Raises QueueNotFound."""
         return self._recent.get(key) or await self.get_queue(key)
 
-    def all_queues(self) -> AsyncIterator[QueueRecord]:
-        """Every queue of every account, by account then name (the operators' views)."""
-        return pages.all_queues(self.store)
+    def all_queues(
+        self, *, keep: Callable[[str], bool] | None = None
+    ) -> AsyncIterator[QueueRecord]:
+        """Every queue of every account, by account then name (the operators' views);
+        with `keep`, of the accounts it keeps only (nothing of the others is read)."""
+        return pages.all_queues(self.store, keep=keep)
 
     async def list_queues(
         self, account: str, *, prefix: str, max_results: int | None, next_token: str | None
