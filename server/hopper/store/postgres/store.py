@@ -4,11 +4,11 @@ Each method is one store intent: a named statement from `sql/queries.sql` (async
 prepares and caches it per connection) and the mapping of its rows to the core's
 values. Around it: the edge (pool.py: the pool, planning settings, deadlock retries,
 and the translation of asyncpg's exceptions, none of which escapes the store), the
-queues' statements (queues.py), the send routes (sender.py) and statements (sends.py),
-statements shared by concurrent calls (coalesce.py), receipts read from rows
-(receipts.py), and rows both ways (rows.py). Batches go in one round trip as parallel arrays (`unnest`). The guards
-(fencing token, lease, deduplication window) are in the statements' WHERE clauses, so
-every outcome is decided atomically.
+queues' statements (queues.py), the send routes and statements (sends.py), statements
+shared by concurrent calls (coalesce.py), receipts read from rows (receipts.py), and
+rows both ways (rows.py). Batches go in one round trip as parallel arrays (`unnest`).
+The guards (fencing token, lease, deduplication window) are in the statements' WHERE
+clauses, so every outcome is decided atomically.
 
 Rules stated in the core and called here: receipt classification (core/outcomes.py,
 from the facts the guarded statements return), which sent messages are news to waiters
@@ -71,7 +71,7 @@ from hopper.store.postgres.schema import (
     queries,
     require_current,
 )
-from hopper.store.postgres.sender import Sender
+from hopper.store.postgres.sends import Sender
 from hopper.store.postgres.tasks import MoveTaskStatements
 from hopper.store.postgres.vacuum import Vacuum
 
