@@ -1,4 +1,4 @@
-"""The long-poll engine: claims, waiting, wake-ups, the hand-off, deadlines.
+"""The long-poll engine: claims, waiting, wake-ups, deadlines.
 
 `QueueService` checks a call's rules and hands the receives to this engine: a claim
 (with AWS's in-flight limit), and a long poll that sleeps until a wake-up, the queue's
