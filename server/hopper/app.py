@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from starlette.applications import Starlette
 
+from hopper import browsers
 from hopper.auth.gate import from_settings
 from hopper.console.api import Console
 from hopper.console.history import History, sample_depths
@@ -100,7 +101,8 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         lifespan=lifespan,
         exception_handlers=framework_errors(),
     )
-    return Assembly(front(service, settings, actions, gate, rest), service)
+    app = front(service, settings, actions, gate, rest)
+    return Assembly(browsers.guard(app, browsers.Browsers.from_settings(settings)), service)
 
 
 def create_app_from_environment() -> AsgiApp:

@@ -110,6 +110,12 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      " after opening or after its previous answer", {"type": int, "metavar": "SECONDS"}),
     ("--max-connections", "answer 503 to connections beyond N open at once, per process",
      {"type": int, "metavar": "N", "none": "the open-files limit less 100"}),
+    ("--allow-origin", "origins (https://host[:port], comma-separated, * for all) whose"
+     " web pages may call hopper, beyond its console", {"metavar": "ORIGINS",
+                                                       "none": "the console's own"}),
+    ("--allow-host", "Host names answered beyond loopback ones (comma-separated, * for"
+     " all); given, also when not listening on loopback", {"metavar": "NAMES",
+                                                           "none": "loopback names"}),
     ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]",
      {"metavar": "URLS"}),
     ("--nats-replicas", "replicas of every JetStream stream and bucket hopper creates",

@@ -49,6 +49,12 @@ class Settings:
     # How superseded receipts are answered: "strict" (ReceiptHandleIsInvalid) or "aws"
     # (as AWS answers them; core/outcomes.py).
     receipts: str = "strict"
+    # Comma-separated origins (https://host[:port]) whose web pages may call hopper
+    # beyond its own console's; "*": every one (hopper.browsers).
+    allow_origin: str | None = None
+    # Comma-separated Host names answered beyond loopback ones while listening on a
+    # loopback address; "*": every one (hopper.browsers).
+    allow_host: str | None = None
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor

@@ -38,6 +38,12 @@ def problem(status: int, text: str, code: str | None = None) -> Response:
 
 Handler = Callable[[Request], Awaitable[Response]]
 
+# Every console request but a read must carry this header: a cross-site form cannot set
+# it, and a cross-site fetch only after a preflight that hopper never grants. So with
+# auth off a page elsewhere cannot purge, send or delete through the console even in a
+# browser that sends no Origin (hopper.browsers refuses those that do).
+CONSOLE_HEADER = "x-hopper-console"
+
 
 def answering(handler: Handler) -> Handler:
     """`handler` with its refusals answered as JSON: Problem as it says, SQS errors and
@@ -81,7 +87,15 @@ class Caller:
 
 def caller(request: Request, keys: Keys | None) -> Caller:
     """The caller of `request`; raises Problem 401 when auth is on and the request
-    carries no valid session token."""
+    carries no valid session token, 403 for an action without CONSOLE_HEADER."""
+    who = _signed_in(request, keys)
+    if request.method != "GET" and CONSOLE_HEADER not in request.headers:
+        raise Problem(403, f"a console action needs the {CONSOLE_HEADER} header",
+                      "AccessDenied")
+    return who
+
+
+def _signed_in(request: Request, keys: Keys | None) -> Caller:
     if keys is None:
         return Caller(None)
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
