@@ -146,3 +146,18 @@ def test_settings_decide_where_the_host_rule_applies():
     allowed = Browsers.from_settings(Settings(host="0.0.0.0", allow_host="q.example"))
     assert allowed.hosts == {"q.example"}
 
+
+
+def test_the_console_page_runs_only_its_own_files_and_cannot_be_framed(server):
+    # Issue 25, item 8: with auth off its purge and delete buttons could be clickjacked.
+    for page in (httpx.get(f"{server.url}/dashboard"),
+                 httpx.get(f"{server.url}/", headers={"accept": "text/html"})):
+        assert page.status_code == 200 and "<html" in page.text
+        policy = page.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy
+        assert "unsafe-inline" not in policy
+        assert page.headers["x-frame-options"] == "DENY"
+        assert page.headers["x-content-type-options"] == "nosniff"
+    script = httpx.get(f"{server.url}/dashboard/static/dashboard.js")
+    assert script.status_code == 200
+    assert script.headers["x-content-type-options"] == "nosniff"
