@@ -19,6 +19,7 @@ from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
+from hopper.observability import scrapes
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
@@ -102,6 +103,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         exception_handlers=framework_errors(),
     )
     app = front(service, settings, actions, gate, rest)
+    app = scrapes.guard(app, scrapes.Scrapes(settings.metrics_token, gate is not None))
     return Assembly(browsers.guard(app, browsers.Browsers.from_settings(settings)), service)
 
 

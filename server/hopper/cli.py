@@ -116,6 +116,9 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--allow-host", "Host names answered beyond loopback ones (comma-separated, * for"
      " all); given, also when not listening on loopback", {"metavar": "NAMES",
                                                            "none": "loopback names"}),
+    ("--metrics-token", "a bearer token every scrape of /metrics must send (better in the"
+     " environment: flags show in ps)", {"metavar": "TOKEN",
+                                       "none": "none; /metrics refused with --auth sigv4"}),
     ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]",
      {"metavar": "URLS"}),
     ("--nats-replicas", "replicas of every JetStream stream and bucket hopper creates",

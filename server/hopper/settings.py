@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hopper.core.outcomes import RECEIPT_MODES
+from hopper.observability import scrapes
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class Settings:
     # Comma-separated Host names answered beyond loopback ones while listening on a
     # loopback address; "*": every one (hopper.browsers).
     allow_host: str | None = None
+    # A bearer token scrapes of /metrics must send; None: /metrics is open with auth
+    # off and refused with auth on (hopper.observability.scrapes).
+    metrics_token: str | None = None
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor
@@ -80,6 +84,10 @@ class Settings:
             raise SettingsError(
                 f"--receipts must be one of {', '.join(RECEIPT_MODES)}, not {self.receipts!r}"
             )
+        try:
+            scrapes.check_token(self.metrics_token)
+        except ValueError as error:
+            raise SettingsError(str(error)) from None
         if self.nats_url is not None and self.database_url is not None:
             raise SettingsError("choose one store: --database-url or --nats-url, not both")
         if not 1 <= self.nats_replicas <= MAX_NATS_REPLICAS:
