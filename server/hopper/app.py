@@ -13,6 +13,7 @@ from hopper import browsers
 from hopper.auth.gate import from_settings
 from hopper.console.api import Console
 from hopper.console.history import History, sample_depths
+from hopper.console.sessions import Sessions
 from hopper.core.events import Broadcast
 from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
@@ -76,7 +77,8 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     events.add(sampled)
     gate = from_settings(settings)
     keys = None if gate is None else gate.keys
-    console = Console(service, counts, history, keys=keys, home=settings.region)
+    signed = None if keys is None else Sessions(keys, settings.console_sessions_since)
+    console = Console(service, counts, history, signed=signed, home=settings.region)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -103,7 +105,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         exception_handlers=framework_errors(),
     )
     app = front(service, settings, actions, gate, rest)
-    app = scrapes.guard(app, scrapes.Scrapes(settings.metrics_token, gate is not None))
+    app = scrapes.guard(app, scrapes.Scrapes(settings.metrics_token, keys is not None))
     return Assembly(browsers.guard(app, browsers.Browsers.from_settings(settings)), service)
 
 

@@ -119,6 +119,9 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--metrics-token", "a bearer token every scrape of /metrics must send (better in the"
      " environment: flags show in ps)", {"metavar": "TOKEN",
                                        "none": "none; /metrics refused with --auth sigv4"}),
+    ("--console-sessions-since", "void every console session issued before this time"
+     " (epoch seconds: $(date +%%s) revokes them all)", {"type": int, "metavar": "EPOCH",
+                                                        "none": "none"}),
     ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]",
      {"metavar": "URLS"}),
     ("--nats-replicas", "replicas of every JetStream stream and bucket hopper creates",

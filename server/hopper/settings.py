@@ -59,6 +59,9 @@ class Settings:
     # A bearer token scrapes of /metrics must send; None: /metrics is open with auth
     # off and refused with auth on (hopper.observability.scrapes).
     metrics_token: str | None = None
+    # Epoch seconds: console sessions issued before are void (revokes them all at once;
+    # hopper.console.sessions). None: none.
+    console_sessions_since: int | None = None
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor

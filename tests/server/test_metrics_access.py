@@ -84,7 +84,8 @@ def test_with_auth_only_the_metrics_token_reads_metrics(with_token):
 
 
 def test_without_auth_metrics_are_open_unless_a_token_is_set(tmp_path: Path):
-    open_server = start_hopper(log=tmp_path / "open.log")
+    # a rate limit keys callers too, but is no authentication
+    open_server = start_hopper("--rate-limit", "1000", log=tmp_path / "open.log")
     try:
         assert _scrape(open_server).status_code == 200
     finally:
