@@ -389,6 +389,12 @@ class LongPolls:
         self._deadlines.forget(key)
         self.wakeups.notify(key)
 
+    def forget(self, key: QueueKey) -> None:
+        """`key` was deleted: nothing kept for it stays (its waiters, woken, end with
+        QueueNotFound at their next look)."""
+        self._deadlines.forget(key)
+        self.wakeups.forget(key)
+
     def _release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
         """Make deliveries nobody will answer with visible again, in the background."""
         task = asyncio.create_task(self._release_quietly(key, deliveries), name="hopper-release")

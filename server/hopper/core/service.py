@@ -190,8 +190,11 @@ class QueueService:
         if await self.store.delete_queue(key, now=self.clock.now()) is None:
             raise QueueNotFound(key)
         self.in_flight.forget(key)
-        # Long polls on the queue look again and end with QueueNotFound.
+        # Long polls on the queue look again and end with QueueNotFound; then nothing
+        # kept for it stays.
         self.wakeups.notify(key)
+        self._polls.forget(key)
+        self.events.queue_deleted(key)
 
     async def queue_stats(self, key: QueueKey) -> QueueStats:
         return await self.store.stats(key, now=self.clock.now())
