@@ -110,6 +110,9 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      " after opening or after its previous answer", {"type": int, "metavar": "SECONDS"}),
     ("--max-connections", "answer 503 to connections beyond N open at once, per process",
      {"type": int, "metavar": "N", "none": "the open-files limit less 100"}),
+    ("--max-connections-per-address", "the most of --max-connections one client address"
+     " may hold (the rest are answered 503)", {"type": int, "metavar": "N",
+                                               "none": "half of --max-connections"}),
     ("--allow-origin", "origins (https://host[:port], comma-separated, * for all) whose"
      " web pages may call hopper, beyond its console", {"metavar": "ORIGINS",
                                                        "none": "the console's own"}),
@@ -229,8 +232,8 @@ def _serve_on(settings: Settings, sock: socket.socket) -> int:
 
         limits = configure(settings)
         log.info(
-            "hopper: connections: at most %d open, %d s to send a request",
-            limits.max_connections, limits.idle_timeout,
+            "hopper: connections: at most %d open, %d per client address, %d s to send a"
+            " request", limits.max_connections, limits.per_address, limits.idle_timeout,
         )
     if settings.workers > 1:
         # Started once here, so a declared queue the store refuses is one line, not

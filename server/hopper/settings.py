@@ -47,6 +47,9 @@ class Settings:
     # Connections open at once, per server process; None: the open-files limit less a
     # reserve (hopper.connection_limits). Beyond it a new connection is answered 503.
     max_connections: int | None = None
+    # Of those, the most one client address may hold; None: half of them. (A client
+    # holding every connection locked everyone else out.)
+    max_connections_per_address: int | None = None
     # How superseded receipts are answered: "strict" (ReceiptHandleIsInvalid) or "aws"
     # (as AWS answers them; core/outcomes.py).
     receipts: str = "strict"
@@ -83,6 +86,9 @@ class Settings:
             raise SettingsError(
                 f"the connection cap must be at least 1, not {self.max_connections}"
             )
+        share = self.max_connections_per_address
+        if share is not None and share < 1:
+            raise SettingsError(f"the connections per address must be at least 1, not {share}")
         if self.receipts not in RECEIPT_MODES:
             raise SettingsError(
                 f"--receipts must be one of {', '.join(RECEIPT_MODES)}, not {self.receipts!r}"

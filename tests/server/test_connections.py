@@ -122,7 +122,9 @@ def test_a_long_poll_quiet_for_longer_than_the_idle_timeout_is_not_cut(impatient
 
 def test_connections_beyond_the_cap_are_refused_with_503_until_one_closes():
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as open_sockets:
-        server = start_hopper("--max-connections", str(CAP), log=Path(scratch) / "hopper.log")
+        # every connection from one address here: its share is the whole cap
+        server = start_hopper("--max-connections", str(CAP), "--max-connections-per-address",
+                              str(CAP), log=Path(scratch) / "hopper.log")
         try:
             # given CAP connections, each open after an answer (so the server holds it)
             held = [open_sockets.enter_context(connect(server.url)) for _ in range(CAP)]
