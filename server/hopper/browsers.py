@@ -25,7 +25,7 @@ request's protocol (the console's API: its JSON).
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +37,9 @@ from hopper.wire import errors, protocol, render_json, render_query_json, render
 from hopper.wire.render_json import Rendered
 
 Scope = MutableMapping[str, Any]
-Receive = Any
-Send = Any
-AsgiApp = Any
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 ANY = "*"
 # Where the browser marks a request as its own page's, or the user's (typed, bookmarked).
