@@ -76,7 +76,8 @@ class Browsers:
         site = headers.get("sec-fetch-site")
         if site is None or site in _OWN_SITES or _followed_link(scope, headers):
             return None
-        return f"a {site} request from a web page is refused: allow its origin with --allow-origin"
+        return (f"a {site} request from a web page that does not say its Origin is refused"
+                " (a page of an --allow-origin origin must fetch in cors mode)")
 
     def _host_allowed(self, host: str) -> bool:
         if ANY in self.hosts or not host:  # no Host: no browser sent it
