@@ -13,8 +13,8 @@ reads the answers. Browsers say who is calling, and SDKs say none of it, so:
   (`Sec-Fetch-Site`: an `<img>`, a script, a link followed) is refused, but for a
   navigation without a query string (a link to the console opens it);
 - while hopper listens on a loopback address only, or when `--allow-host` names any,
-  a `Host` that is neither a loopback name nor allowed is refused: a rebinding page
-  asks with its own name.
+  a `Host` that is neither a loopback name, an IP address nor allowed is refused: a
+  rebinding page asks with its own name.
 
 SDKs send no `Origin` and no `Sec-Fetch-*`, and name the host they connect to, so
 none of them is affected. `/health` is exempt from the Host rule (probes name
@@ -50,7 +50,7 @@ _CONSOLE_API = "/dashboard/api/"
 @dataclass(frozen=True)
 class Browsers:
     """`origins`: origins allowed beyond hopper's own (ANY: every one). `hosts`: the
-    Host names answered beyond loopback ones (ANY: every one)."""
+    Host names answered beyond localhost and IP addresses (ANY: every one)."""
 
     origins: frozenset[str]
     hosts: frozenset[str]
@@ -66,8 +66,8 @@ class Browsers:
         """Why a browser may not make this request, or None."""
         host = headers.get("host", "")
         if scope["path"] != "/health" and not self._host_allowed(host):
-            return (f"Host {host!r} is not this server's: hopper answers loopback names and"
-                    " those of --allow-host")
+            return (f"Host {host!r} is not this server's: hopper answers localhost, IP"
+                    " addresses and the names of --allow-host")
         origin = headers.get("origin")
         if origin is not None:
             if self._origin_allowed(origin, scope, host):
@@ -83,7 +83,7 @@ class Browsers:
         if ANY in self.hosts or not host:  # no Host: no browser sent it
             return True
         name = _host_name(host)
-        return name in self.hosts or _is_loopback(name)
+        return name in self.hosts or _is_loopback(name) or _is_address(name)
 
     def _origin_allowed(self, origin: str, scope: Scope, host: str) -> bool:
         origin = origin.lower().rstrip("/")
@@ -141,6 +141,17 @@ def _host_name(host: str) -> str:
     if host.startswith("["):
         return host[1:].partition("]")[0]
     return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def _is_address(name: str) -> bool:
+    """An IP address as Host (`0.0.0.0:9324` reaches a loopback listener too): no DNS
+    name, so nothing to rebind. A page that asks with it is of another origin unless
+    hopper served it, and its Origin says so."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_loopback(name: str) -> bool:

@@ -116,9 +116,9 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--allow-origin", "origins (https://host[:port], comma-separated, * for all) whose"
      " web pages may call hopper, beyond its console", {"metavar": "ORIGINS",
                                                        "none": "the console's own"}),
-    ("--allow-host", "Host names answered beyond loopback ones (comma-separated, * for"
-     " all); given, also when not listening on loopback", {"metavar": "NAMES",
-                                                           "none": "loopback names"}),
+    ("--allow-host", "Host names answered beyond localhost and IP addresses"
+     " (comma-separated, * for all); given, also when not listening on loopback",
+     {"metavar": "NAMES", "none": "localhost and IP addresses"}),
     ("--metrics-token", "a bearer token every scrape of /metrics must send (better in the"
      " environment: flags show in ps)", {"metavar": "TOKEN",
                                        "none": "none; /metrics refused with --auth sigv4"}),

@@ -56,8 +56,8 @@ class Settings:
     # Comma-separated origins (https://host[:port]) whose web pages may call hopper
     # beyond its own console's; "*": every one (hopper.browsers).
     allow_origin: str | None = None
-    # Comma-separated Host names answered beyond loopback ones while listening on a
-    # loopback address; "*": every one (hopper.browsers).
+    # Comma-separated Host names answered beyond localhost and IP addresses while
+    # listening on a loopback address; "*": every one (hopper.browsers).
     allow_host: str | None = None
     # A bearer token scrapes of /metrics must send; None: /metrics is open with auth
     # off and refused with auth on (hopper.observability.scrapes).

@@ -106,7 +106,8 @@ def test_a_rebinding_page_cannot_read_answers(server):
 
 def test_loopback_and_allowed_hosts_and_origins_are_served(server):
     port = server.url.rsplit(":", 1)[1]
-    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "[::1]", "hopper.test"):
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "[::1]", f"0.0.0.0:{port}",
+                 "hopper.test"):
         listed = httpx.get(f"{server.url}/", params={"Action": "ListQueues"},
                            headers={"host": host})
         assert listed.status_code == 200, (host, listed.text)
