@@ -48,9 +48,24 @@ class Settings:
     # Connections open at once, per server process; None: the open-files limit less a
     # reserve (hopper.connection_limits). Beyond it a new connection is answered 503.
     max_connections: int | None = None
+    # Of those, the most one client address may hold; None: half of them. (A client
+    # holding every connection locked everyone else out.)
+    max_connections_per_address: int | None = None
     # How superseded receipts are answered: "strict" (ReceiptHandleIsInvalid) or "aws"
     # (as AWS answers them; core/outcomes.py).
     receipts: str = "strict"
+    # Comma-separated origins (https://host[:port]) whose web pages may call hopper
+    # beyond its own console's; "*": every one (hopper.browsers).
+    allow_origin: str | None = None
+    # Comma-separated Host names answered beyond localhost and IP addresses while
+    # listening on a loopback address; "*": every one (hopper.browsers).
+    allow_host: str | None = None
+    # A bearer token scrapes of /metrics must send; None: /metrics is open with auth
+    # off and refused with auth on (hopper.observability.scrapes).
+    metrics_token: str | None = None
+    # Epoch seconds: console sessions issued before are void (revokes them all at once;
+    # hopper.console.sessions). None: none.
+    console_sessions_since: int | None = None
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor
@@ -72,10 +87,14 @@ class Settings:
             raise SettingsError(
                 f"the connection cap must be at least 1, not {self.max_connections}"
             )
+        share = self.max_connections_per_address
+        if share is not None and share < 1:
+            raise SettingsError(f"the connections per address must be at least 1, not {share}")
         if self.receipts not in RECEIPT_MODES:
             raise SettingsError(
                 f"--receipts must be one of {', '.join(RECEIPT_MODES)}, not {self.receipts!r}"
             )
+        _check_metrics_token(self.metrics_token)
         if self.nats_url is not None and self.database_url is not None:
             raise SettingsError("choose one store: --database-url or --nats-url, not both")
         if not 1 <= self.nats_replicas <= MAX_NATS_REPLICAS:
@@ -197,3 +216,19 @@ def _parse(spec: dataclasses.Field[Any], text: str) -> Any:
         except ValueError:
             raise SettingsError(f"{name} must be an integer, not {text!r}") from None
     return text
+
+
+# Long enough that it cannot be guessed in any number of scrapes.
+MIN_METRICS_TOKEN_LENGTH = 16
+
+
+def _check_metrics_token(token: str | None) -> None:
+    """Refuses a token that cannot be one (too short, or not a header's visible ASCII)."""
+    if token is None:
+        return
+    if len(token) < MIN_METRICS_TOKEN_LENGTH:
+        raise SettingsError(
+            f"--metrics-token must be at least {MIN_METRICS_TOKEN_LENGTH} characters"
+        )
+    if not all("!" <= c <= "~" for c in token):
+        raise SettingsError("--metrics-token must be visible ASCII characters (no spaces)")

@@ -11,7 +11,8 @@ A long poll outlives a store outage of less than its own time: a claim that fail
 StoreUnavailable (the database restarting, its connections cut) is retried, with a
 growing pause, until the poll's deadline; only a claim that still fails then answers
 the error. Clients see a poll that waited, as SQS's do, not a 503 a second after a
-database restart.
+database restart. A poll that starts during an outage waits it out the same way, from
+its first read of the queue's record (`outlast`) to its first claim.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from hopper.core import limits
 from hopper.core.bounds import InFlightGauge
@@ -50,6 +52,7 @@ log = logging.getLogger("hopper.long_poll")
 # change, floor and all).
 Release = Callable[[QueueKey, list[Delivery]], Awaitable[object]]
 Gone = Callable[[], Awaitable[object]]
+T = TypeVar("T")
 
 
 class LongPolls:
@@ -89,6 +92,33 @@ class LongPolls:
     async def close(self) -> None:
         """Wait for the releases still running."""
         await asyncio.gather(*self._releases, return_exceptions=True)
+
+    async def outlast(self, key: QueueKey, wait: float, call: Callable[[], Awaitable[T]]
+                      ) -> tuple[T, float]:
+        """`call` (a long poll's read before its first claim), tried again while the
+        store is unavailable, with a growing pause, until `wait` seconds have passed;
+        then its StoreUnavailable is the poll's answer. Returns its result and what is
+        left of `wait`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        failures = 0
+        while True:
+            try:
+                return await call(), deadline - loop.time()
+            except StoreUnavailable as error:
+                remaining = deadline - loop.time()
+                if remaining <= 0 or self.draining:
+                    raise
+                failures += 1
+                if failures == 1:
+                    log.warning("hopper: a long poll on %s retries reading its queue: %s",
+                                key.name, error.reason)
+            await asyncio.sleep(min(remaining, self._retry_pause(failures)))
+
+    def _retry_pause(self, failures: int) -> float:
+        """The pause after `failures` failed looks in a row: doubled each time, up to
+        the fallback interval."""
+        return min(self.poll_fallback_seconds, _RETRY_PAUSE * (1 << min(failures - 1, 8)))
 
     # --- claiming ---------------------------------------------------------------------
 
@@ -192,6 +222,7 @@ class LongPolls:
                 except StoreUnavailable as error:
                     if deadline - loop.time() <= 0 or self.draining:
                         raise
+                    deliveries = []  # none claimed: the poll waits and looks again
                     failures += 1
                     if failures == 1:
                         log.warning("hopper: a long poll on %s retries its claim: %s",
@@ -237,7 +268,7 @@ class LongPolls:
         fallback = self._fallback(key)
         pause = min(remaining, fallback)
         if failures:
-            return min(pause, _RETRY_PAUSE * (1 << min(failures - 1, 8))), False
+            return min(pause, self._retry_pause(failures)), False
         try:
             upcoming = await self._next_deadline(key, looked_at)
         except StoreUnavailable:
@@ -307,6 +338,12 @@ class LongPolls:
         than it planned."""
         self._deadlines.forget(key)
         self.wakeups.notify(key)
+
+    def forget(self, key: QueueKey) -> None:
+        """`key` was deleted: nothing kept for it stays (its waiters, woken, end with
+        QueueNotFound at their next look)."""
+        self._deadlines.forget(key)
+        self.wakeups.forget(key)
 
     def release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
         """Make deliveries nobody will answer with visible again, in the background."""

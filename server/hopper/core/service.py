@@ -195,8 +195,11 @@ class QueueService:
         if await self.store.delete_queue(key, now=self.clock.now()) is None:
             raise QueueNotFound(key)
         self.in_flight.forget(key)
-        # Long polls on the queue look again and end with QueueNotFound.
+        # Long polls on the queue look again and end with QueueNotFound; then nothing
+        # kept for it stays.
         self.wakeups.notify(key)
+        self._polls.forget(key)
+        self.events.queue_deleted(key)
 
     async def queue_stats(self, key: QueueKey) -> QueueStats:
         return await self.store.stats(key, now=self.clock.now())
@@ -381,7 +384,7 @@ class QueueService:
         `gone`, when given, returns once the caller has gone away (its connection
         closed): a long poll then ends at once with nothing, so messages sent later are
         not handed to, nor claimed for, a receive nobody will read."""
-        record = await self._recent_queue(key)
+        record, wait_left = await self._queue_to_poll(key, wait_time)
         outcomes.check_receive(max_messages, visibility_timeout, wait_time)
         attempt = attempt_id if key.is_fifo else None
         if attempt is not None:
@@ -395,7 +398,19 @@ class QueueService:
             if not deliveries and await self._polls.in_flight_room(key) == 0:
                 raise OverLimit(outcomes.TOO_MANY_IN_FLIGHT)
             return deliveries
+        wait = wait if wait_left is None else wait_left
         return await self._polls.wait(key, config, max_messages, lease, wait, attempt, gone)
+
+    async def _queue_to_poll(
+        self, key: QueueKey, wait_time: float | None
+    ) -> tuple[QueueRecord, float | None]:
+        """A receive's queue record and, for a long poll given its wait time, what is
+        left of it. Such a poll that starts while the store is down waits the outage out
+        within its time, as one parked across the outage does (core/long_poll.py); a
+        wait time out of range is refused after the read, as before."""
+        if wait_time is None or not 0 < wait_time <= limits.MAX_WAIT_TIME_SECONDS:
+            return await self._recent_queue(key), None
+        return await self._polls.outlast(key, wait_time, lambda: self._recent_queue(key))
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises

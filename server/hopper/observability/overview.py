@@ -116,6 +116,12 @@ class Counts:
         if count:
             self._used.add(key)
 
+    def queue_deleted(self, key: QueueKey) -> None:
+        measured = self._measured.pop(key, None)
+        if measured is not None:
+            self._took_all -= measured.took
+        self._used.discard(key)
+
 
 def _changes_by_time(stats: QueueStats) -> bool:
     """Whether the counts move with no one acting: leases and delays run out."""

@@ -55,6 +55,9 @@ from hopper.store.ledger import (
 )
 from hopper.store.memory.tasks import MoveTaskRecords
 
+# Deleted queues remembered before old deletions are looked for (see _forget_deletions).
+_MIN_DELETIONS_KEPT = 1024
+
 
 class MemoryQueueStore(MoveTaskRecords):
     """`tokens` and `move_tasks`: the JetStream store runs this store's rules on the
@@ -71,6 +74,7 @@ class MemoryQueueStore(MoveTaskRecords):
         self._clock: Clock = clock or SystemClock()
         self._queues: dict[QueueKey, Queue] = {}
         self._deleted_at: dict[QueueKey, float] = {}
+        self._deletions_checked_at = _MIN_DELETIONS_KEPT
         # One store-wide sequence, so tokens also increase across messages and queues.
         self._tokens: Iterator[int] = itertools.count(1) if tokens is None else tokens
         self._wake: WakeUp | None = None
@@ -154,8 +158,20 @@ class MemoryQueueStore(MoveTaskRecords):
         if self._queues.pop(key, None) is None:
             return None
         at = self._now(now)
+        self._dead_lettered.pop(key, None)
         self._deleted_at[key] = at
+        self._forget_deletions(at)
         return at
+
+    def _forget_deletions(self, now: float) -> None:
+        """Forget deletions older than SQS's re-create window, which is all they answer
+        for: kept, one per deleted queue, they grew without end under a suite making a
+        queue per test. Looked at when their number doubled: constant time a delete."""
+        if len(self._deleted_at) < self._deletions_checked_at * 2:
+            return
+        since = now - limits.QUEUE_RECREATE_SECONDS
+        self._deleted_at = {k: at for k, at in self._deleted_at.items() if at >= since}
+        self._deletions_checked_at = max(len(self._deleted_at), _MIN_DELETIONS_KEPT)
 
     async def last_deleted_at(self, key: QueueKey) -> float | None:
         return self._deleted_at.get(key)

@@ -88,6 +88,9 @@ class QueueStatements:
             deleted_at: float | None = await self._db.fetchval(
                 self._sql["delete_queue"], key.account, key.name, now
             )
+        # What this process learnt of the queue goes with it.
+        for known in (self._grouped, self._many_groups, self._dead_lettered):
+            known.pop(key, None)
         return deleted_at
 
     async def last_deleted_at(self, key: QueueKey) -> float | None:
