@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 from hopper.app import assemble
+from hopper.direct import endpoint_of
 from hopper.http import Endpoint, Head
 from hopper.settings import load
 
@@ -19,7 +20,10 @@ from hopper.settings import load
 class HopperRsgi:
     def __init__(self) -> None:
         self.assembly = assemble(load())
-        self.endpoint: Endpoint = self.assembly.app.endpoint  # type: ignore[attr-defined]
+        endpoint = endpoint_of(self.assembly.app)
+        if endpoint is None:
+            raise RuntimeError("hopper's app has a wrapper the endpoint cannot be found behind")
+        self.endpoint: Endpoint = endpoint
 
     def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(self.assembly.service.start())

@@ -23,6 +23,7 @@ import asyncio
 import http
 import logging
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 import httptools
@@ -74,12 +75,13 @@ class _Exchange:
     `message_event.set()` when the connection is lost."""
 
     __slots__ = (
-        "incoming", "limit", "body", "keep_alive", "disconnected", "response_complete",
-        "message_event",
+        "incoming", "path", "limit", "body", "keep_alive", "disconnected",
+        "response_complete", "message_event",
     )
 
-    def __init__(self, incoming: Incoming, limit: int, keep_alive: bool) -> None:
+    def __init__(self, incoming: Incoming, path: str, limit: int, keep_alive: bool) -> None:
         self.incoming = incoming
+        self.path = path  # percent-decoded, as an ASGI scope's
         self.limit = limit
         self.body = bytearray()
         self.keep_alive = keep_alive
@@ -96,10 +98,13 @@ class DirectProtocol(GuardedProtocol):
     errors) that answers SQS calls itself."""
 
     endpoint: Endpoint | None = None
+    checks: tuple[Check, ...] = ()  # the wrappers' checks on the way (route_of)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.endpoint = endpoint_of(self.app)
+        route = route_of(self.app)
+        if route is not None:
+            self.endpoint, self.checks = route
 
     def on_headers_complete(self) -> None:
         exchange = self._exchange()
@@ -108,6 +113,11 @@ class DirectProtocol(GuardedProtocol):
             return
         self._head_parsed()
         self.cycle = exchange  # type: ignore[assignment]
+        for check in self.checks:
+            refused = check(self._scope(exchange))
+            if refused is not None:
+                self._write(exchange, refused)
+                return
         declared = exchange.incoming.headers.get("content-length")
         try:
             protocol.read_declared(declared, exchange.limit)
@@ -151,11 +161,12 @@ class DirectProtocol(GuardedProtocol):
             return None
         if any(name in _PROXIED for name, _ in self.headers):
             return None
-        incoming = self.endpoint.incoming(self._head())
+        head = self._head()
+        incoming = self.endpoint.incoming(head)
         if incoming is None:
             return None
         keep_alive = self.parser.get_http_version() != "1.0" and self.parser.should_keep_alive()
-        return _Exchange(incoming, self.endpoint.body_limit(incoming), keep_alive)
+        return _Exchange(incoming, head.path, self.endpoint.body_limit(incoming), keep_alive)
 
     def _head(self) -> Head:
         parsed = httptools.parse_url(self.url)
@@ -172,6 +183,15 @@ class DirectProtocol(GuardedProtocol):
             client=self.client[0] if self.client else None,
             scheme=self.scheme or "http",
         )
+
+    def _scope(self, exchange: _Exchange) -> dict[str, Any]:
+        """What a wrapper's check reads of an ASGI scope, for a call served here."""
+        incoming = exchange.incoming
+        return {
+            "type": "http", "method": incoming.method, "scheme": incoming.scheme,
+            "path": exchange.path, "query_string": incoming.query_string,
+            "headers": self.headers,
+        }
 
     async def _answer(self, exchange: _Exchange) -> None:
         assert self.endpoint is not None
@@ -212,20 +232,34 @@ def _encoded(rendered: Rendered, defaults: list[tuple[bytes, bytes]], keep_alive
     return b"".join(head)
 
 
+Check = Callable[[dict[str, Any]], Rendered | None]
+
+
 def endpoint_of(app: Any) -> Endpoint | None:
-    """The Endpoint of hopper's ASGI app `app`, looked for through the wrappers that
-    pass SQS calls through unchanged: uvicorn's own middleware and hopper's wrappers
-    that say so (`sqs_inner`, see serving.refusing_in_one_line). Any other wrapper
-    may do something to a call the direct path would skip (a guard, a check), so
-    behind one the direct path is off: None, every call through ASGI."""
+    """The Endpoint of hopper's ASGI app `app` (see `route_of`), or None."""
+    route = route_of(app)
+    return None if route is None else route[0]
+
+
+def route_of(app: Any) -> tuple[Endpoint, tuple[Check, ...]] | None:
+    """The Endpoint of hopper's ASGI app `app` and the checks an SQS call must pass on
+    the way, looked for through the wrappers that pass SQS calls through: uvicorn's own
+    middleware and hopper's wrappers that say so (`sqs_inner`: the app they pass SQS
+    calls to, unchanged; `sqs_check`: what they answer instead to a call they refuse,
+    see browsers.guard). Any other wrapper may do something to a call the direct path
+    would skip, so behind one the direct path is off: None, every call through ASGI."""
     seen: Any = app
+    checks: list[Check] = []
     for _ in range(8):  # a handful of wrappers at most; never loop on a cycle
         endpoint = getattr(seen, "endpoint", None)
         if isinstance(endpoint, Endpoint):
-            return endpoint
+            return endpoint, tuple(checks)
         if isinstance(seen, _UVICORN_WRAPPERS):
             seen = seen.app
         elif getattr(seen, "sqs_inner", None) is not None:
+            check = getattr(seen, "sqs_check", None)
+            if check is not None:
+                checks.append(check)
             seen = seen.sqs_inner
         else:
             return None

@@ -22,7 +22,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from hopper import serving
 from hopper.app import create_app
-from hopper.direct import DirectProtocol, endpoint_of
+from hopper.direct import DirectProtocol, endpoint_of, route_of
 from hopper.settings import load
 
 from .processes import start_hopper
@@ -72,25 +72,28 @@ def test_hopper_serves_sqs_calls_on_the_direct_path_through_its_own_wrappers():
     app = serving.refusing_in_one_line(create_app(load({}, environ={})), lambda _: None)
     config = uvicorn.Config(app, http=DirectProtocol, lifespan="off")
     config.load()
-    assert endpoint_of(config.loaded_app) is not None
+    route = route_of(config.loaded_app)
+    assert route is not None
+    _, checks = route
+    assert len(checks) == 1  # the browsers' (hopper/browsers.py), run by the direct path too
 
 
 def test_a_wrapper_that_does_not_say_it_passes_sqs_calls_through_turns_the_path_off():
     inner = create_app(load({}, environ={}))
+    assert endpoint_of(inner) is not None
 
     async def guard(scope, receive, send):  # a check of its own, then the app
         await inner(scope, receive, send)
 
     guard.__wrapped__ = inner  # (functools.wraps says nothing about what passes)
-    assert endpoint_of(inner) is not None
     assert endpoint_of(guard) is None
 
 
 def test_the_direct_protocol_overrides_only_what_it_stands_in_for():
     own = {name for name in vars(DirectProtocol) if not name.startswith("__")}
     assert own == {
-        "endpoint", "connection_made", "on_headers_complete", "on_body",
-        "on_message_complete", "_exchange", "_head", "_answer", "_write",
+        "endpoint", "checks", "connection_made", "on_headers_complete", "on_body",
+        "on_message_complete", "_exchange", "_head", "_scope", "_answer", "_write",
     }
 
 
