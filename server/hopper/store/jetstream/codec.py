@@ -29,6 +29,7 @@ from hopper.core.model import (
     SendResult,
     StoredMessage,
 )
+from hopper.core.retries import RetryPolicy
 from hopper.store.memory.store import _NO_ATTRIBUTES, _Attempt, _Message, _Queue
 
 # A write claims at most this many deliveries (a receive takes 10 at most).
@@ -85,6 +86,9 @@ def decode_record(data: bytes) -> tuple[QueueRecord, str]:
     config: dict[str, Any] = dict(raw["config"])
     rule = config.pop("dead_letter")
     dead_letter = None if rule is None else DeadLetterRule(QueueKey(rule[0], rule[1]), rule[2])
+    # orjson wrote the retry policy as an object of its fields
+    policy = config.pop("retry_policy", None)
+    config["retry_policy"] = None if policy is None else RetryPolicy(**policy)
     record = QueueRecord(
         key=QueueKey(raw["account"], raw["name"]),
         config=QueueConfig(**config, dead_letter=dead_letter),
@@ -193,12 +197,15 @@ def _encode_message(m: _Message, body_seq: int) -> list[Any]:
         m.first_received_at,
         m.live_key,
         m.received_at,
+        m.retry_delay,
     ]
 
 
 def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
     (mid, body_seq, sent_at, group, dedup, sequence, source) = entry[:7]
-    (visible_at, token, count, carried, first, live_key, received_at) = entry[7:]
+    (visible_at, token, count, carried, first, live_key, received_at) = entry[7:14]
+    # ledgers written before Hopper.RetryPolicy have no retry delay
+    retry_delay = entry[14] if len(entry) > 14 else 0.0
     stored = StoredMessage(
         id=mid,
         body="",
@@ -219,6 +226,7 @@ def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
         first_received_at=first,
         live_key=live_key,
         received_at=received_at,
+        retry_delay=retry_delay,
     )
     return message, body_seq
 

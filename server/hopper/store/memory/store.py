@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,9 +71,20 @@ class _Message:
     live_key: str | None = None
     # When the current delivery was made (the 12-hour total visibility counts from it).
     received_at: float | None = None
+    # The retry policy's backoff drawn at the current delivery's claim: visible_at is
+    # when the message is receivable again, its lease ends this much earlier.
+    retry_delay: float = 0.0
+
+    @property
+    def lease_ends_at(self) -> float:
+        return self.visible_at - self.retry_delay
 
     def in_flight(self, now: float) -> bool:
-        return self.receive_count > 0 and self.visible_at > now
+        return self.receive_count > 0 and self.lease_ends_at > now
+
+    def backing_off(self, now: float) -> bool:
+        """Its lease ended without a delete and its retry delay still runs."""
+        return self.receive_count > 0 and self.lease_ends_at <= now < self.visible_at
 
 
 @dataclass
@@ -179,13 +191,15 @@ def _delivery(message: _Message) -> Delivery:
         token=message.token,
         receive_count=message.receive_count,
         first_received_at=message.first_received_at or 0.0,
-        visible_at=message.visible_at,
+        visible_at=message.lease_ends_at,
     )
 
 
 class MemoryQueueStore(MoveTaskRecords):
-    def __init__(self, clock: Clock | None = None) -> None:
+    def __init__(self, clock: Clock | None = None, rng: random.Random | None = None) -> None:
         self._clock: Clock = clock or SystemClock()
+        # Draws the retry policy's jitter; a seeded one makes the backoffs repeatable.
+        self._rng = rng or random.Random()
         self._queues: dict[QueueKey, _Queue] = {}
         self._deleted_at: dict[QueueKey, float] = {}
         # One store-wide sequence, so tokens also increase across messages and queues.
@@ -392,7 +406,8 @@ class MemoryQueueStore(MoveTaskRecords):
                 if self._dead_letter(queue, message, at):
                     moved = True
                     continue
-                deliveries.append(self._claim(message, visibility_timeout, at))
+                delay = self._retry_delay(queue, message)
+                deliveries.append(self._claim(message, visibility_timeout, at, delay))
                 claimed.add(message.stored.id)
         if attempted and deliveries:
             self._record_attempt(queue, str(attempt_id), deliveries, at)
@@ -410,12 +425,12 @@ class MemoryQueueStore(MoveTaskRecords):
         messages = []
         for message_id, token, deadline in attempt.entries:
             message = queue.find(message_id, now)
-            if message is None or (message.token, message.visible_at) != (token, deadline):
+            if message is None or (message.token, message.lease_ends_at) != (token, deadline):
                 return None
             messages.append(message)
         replayed = []
         for message in messages:
-            message.visible_at = now + visibility_timeout
+            message.visible_at = now + visibility_timeout + message.retry_delay
             replayed.append(_delivery(message))
         attempt.entries = [(d.message.id, d.token, d.visible_at) for d in replayed]
         return replayed
@@ -494,12 +509,31 @@ class MemoryQueueStore(MoveTaskRecords):
         self._dead_lettered[queue.record.key] += 1
         return True
 
-    def _claim(self, message: _Message, visibility_timeout: float, now: float) -> Delivery:
+    def _retry_delay(self, queue: _Queue, message: _Message) -> float:
+        """The backoff after the lease this claim starts, should it end without a delete
+        (core/retries.py): none without a retry policy, nor when the dead-letter rule
+        takes the message at its next receive (no retry follows, so nothing to wait for)."""
+        config = queue.record.config
+        policy = config.retry_policy
+        if policy is None:
+            return 0.0
+        receives = message.receive_count + 1
+        rule = config.dead_letter
+        if rule is not None and rule.target in self._queues and (
+            receives - message.carried_receive_count >= rule.max_receive_count
+        ):
+            return 0.0
+        return policy.delay_after(receives, self._rng)
+
+    def _claim(
+        self, message: _Message, visibility_timeout: float, now: float, retry_delay: float = 0.0
+    ) -> Delivery:
         message.token = next(self._tokens)
         message.receive_count += 1
         if message.first_received_at is None:
             message.first_received_at = now
-        message.visible_at = now + visibility_timeout
+        message.retry_delay = retry_delay
+        message.visible_at = now + visibility_timeout + retry_delay
         message.received_at = now
         return _delivery(message)
 
@@ -544,7 +578,8 @@ class MemoryQueueStore(MoveTaskRecords):
                 message, change.receipt, refuse_expired=refuse_expired, now=at, beyond=beyond
             )
             if message is not None and result.outcome is ReceiptOutcome.OK:
-                message.visible_at = at + change.timeout
+                # The lease moves; the retry delay still follows its end.
+                message.visible_at = at + change.timeout + message.retry_delay
             results.append(result)
         return results
 
@@ -560,7 +595,7 @@ class MemoryQueueStore(MoveTaskRecords):
         """Classify one receipt against the message's current delivery (core/outcomes.py)."""
         if message is None:
             return classify_receipt(receipt.token, None, None, refuse_expired)
-        lapsed = message.visible_at <= now
+        lapsed = message.lease_ends_at <= now
         return classify_receipt(
             receipt.token, message.token, lapsed, refuse_expired, beyond=beyond
         )
@@ -582,7 +617,10 @@ class MemoryQueueStore(MoveTaskRecords):
         at = self._now(now)
         messages = list(queue.live(at).values())
         in_flight = sum(1 for m in messages if m.in_flight(at))
-        delayed = sum(1 for m in messages if m.receive_count == 0 and m.visible_at > at)
+        # Delayed: by a send's delay, or by a retry policy's backoff after a lease.
+        delayed = sum(
+            1 for m in messages if m.visible_at > at and (m.receive_count == 0 or m.backing_off(at))
+        )
         visible = [m for m in messages if m.visible_at <= at]
         redelivered = [m for m in messages if m.receive_count > 1]
         return QueueStats(
