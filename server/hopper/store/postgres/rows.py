@@ -29,6 +29,7 @@ from hopper.core.model import (
     QueueRecord,
     StoredMessage,
 )
+from hopper.core.retries import RetryPolicy
 
 
 def config_json(config: QueueConfig) -> dict[str, Any]:
@@ -44,6 +45,12 @@ def config_json(config: QueueConfig) -> dict[str, Any]:
         "maximum_depth": config.maximum_depth,
         "group_deduplication": config.group_deduplication,
     }
+    policy = config.retry_policy
+    if policy is not None:
+        # The claims read these three (queries.sql, `backoff`).
+        data["retry_policy"] = {
+            "base": policy.base, "maximum": policy.maximum, "jitter": policy.jitter
+        }
     rule = config.dead_letter
     if rule is not None:
         data["dead_letter"] = {
@@ -56,6 +63,7 @@ def config_json(config: QueueConfig) -> dict[str, Any]:
 
 def config_from(data: Mapping[str, Any]) -> QueueConfig:
     rule = data.get("dead_letter")
+    policy = data.get("retry_policy")
     return QueueConfig(
         visibility_timeout=data["visibility_timeout"],
         maximum_message_size=data["maximum_message_size"],
@@ -72,6 +80,9 @@ def config_from(data: Mapping[str, Any]) -> QueueConfig:
         maximum_depth=data.get("maximum_depth"),
         # Configs stored before DeduplicationScope was honoured: queue-wide, as before.
         group_deduplication=data.get("group_deduplication", False),
+        retry_policy=None
+        if policy is None
+        else RetryPolicy(policy["base"], policy["maximum"], policy["jitter"]),
     )
 
 
@@ -121,7 +132,8 @@ def delivery(row: asyncpg.Record) -> Delivery:
         token=row["token"],
         receive_count=row["receive_count"],
         first_received_at=row["first_received_at"],
-        visible_at=row["visible_at"],
+        # The lease's end: the retry policy's backoff follows it (migration 0110).
+        visible_at=row["visible_at"] - row["retry_delay"],
     )
 
 
