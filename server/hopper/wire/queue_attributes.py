@@ -15,7 +15,7 @@ from typing import Any
 
 from hopper.core import limits
 from hopper.core.model import QueueRecord, QueueStats
-from hopper.wire.attribute_names import FIELD_NAMES, MAXIMUM_QUEUE_DEPTH
+from hopper.wire.attribute_names import FIELD_NAMES, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError
 from hopper.wire.queue_urls import queue_arn
@@ -25,6 +25,7 @@ from hopper.wire.redrive_policies import (
     parse_redrive_policy,
     redrive_policy_text,
 )
+from hopper.wire.retry_policies import parse_retry_policy, retry_policy_text
 from hopper.wire.validate import parse_integer
 
 
@@ -119,6 +120,7 @@ _SETTINGS: dict[str, _Setting] = {
     "DeduplicationScope": _Setting(_one_of("messageGroup", "queue")),
     "FifoThroughputLimit": _Setting(_one_of("perQueue", "perMessageGroupId")),
     MAXIMUM_QUEUE_DEPTH: _Setting(_depth),
+    RETRY_POLICY: _Setting(parse_retry_policy),
 }
 
 _READ_ONLY = (
@@ -227,8 +229,11 @@ OPERATOR_ATTRIBUTE_NAMES = (
     REDELIVERIES,
     DEAD_LETTER_QUEUE_DEPTH,
     MAXIMUM_QUEUE_DEPTH,
+    RETRY_POLICY,
 )
-_FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {DEAD_LETTER_QUEUE_DEPTH, MAXIMUM_QUEUE_DEPTH}
+_FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {
+    DEAD_LETTER_QUEUE_DEPTH, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY
+}
 
 
 def check_queue_attribute_names(names: Iterable[str]) -> list[str]:
@@ -309,6 +314,8 @@ def _all_values(
         values["RedrivePolicy"] = redrive_policy_text(ctx, config.dead_letter)
     if config.maximum_depth is not None:
         values[MAXIMUM_QUEUE_DEPTH] = str(config.maximum_depth)
+    if config.retry_policy is not None:
+        values[RETRY_POLICY] = retry_policy_text(config.retry_policy)
     values.update(config.extra)
     if values.get("KmsMasterKeyId"):
         # One encryption at a time: a KMS key set later turns SQS-managed encryption off
