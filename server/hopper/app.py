@@ -65,6 +65,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         visibility_floor=None if floor is None else float(floor),
         events=events,
         receipts=ReceiptMode(settings.receipts),
+        dispatch_hosts=settings.dispatch_hosts(),
     )
     # Counts of its own for the depth sampler: a sample taken mid-burst must not stand
     # in for a fresh count at the next scrape (Counts keeps a count as long as it was

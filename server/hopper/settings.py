@@ -49,6 +49,20 @@ class Settings:
     # How superseded receipts are answered: "strict" (ReceiptHandleIsInvalid) or "aws"
     # (as AWS answers them; core/outcomes.py).
     receipts: str = "strict"
+    # Comma-separated host patterns a queue's Hopper.Dispatch target may name under
+    # --auth sigv4 (`*.svc.local`, `10.0.0.0/8`); None: loopback only. With auth off,
+    # any target (core/dispatch_hosts.py).
+    dispatch_allow: str | None = None
+
+    def dispatch_hosts(self) -> tuple[str, ...] | None:
+        """The hosts dispatch targets may name, or None for any."""
+        from hopper.core.dispatch_hosts import LOOPBACK_HOSTS
+
+        if self.auth == "off":
+            return None
+        if self.dispatch_allow is None:
+            return LOOPBACK_HOSTS
+        return tuple(part.strip() for part in self.dispatch_allow.split(",") if part.strip())
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor

@@ -11,6 +11,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.retries import RetryPolicy
 
 
@@ -62,6 +63,9 @@ class QueueConfig:
     # hopper's Hopper.RetryPolicy (core/retries.py): a lease that ends without a delete
     # hides the message for a backoff; None (the default) is SQS's "visible at once".
     retry_policy: RetryPolicy | None = None
+    # hopper's Hopper.Dispatch (core/dispatch_targets.py): hopper itself delivers the
+    # queue's messages to this HTTP target; None (the default): clients receive them.
+    dispatch: DispatchTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,9 @@ class StoredMessage:
     deduplication_id: str | None = None
     sequence_number: int | None = None
     dead_letter_source: QueueKey | None = None
+    # Why its latest dispatch failed (Hopper.LastError): the target's status and the
+    # start of its answer, or the connection error. It goes along to a dead-letter queue.
+    last_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +228,9 @@ class ReceiptResult:
 class VisibilityChange:
     receipt: Receipt
     timeout: float
+    # Kept with the message as its last_error when the change applies (a dispatcher
+    # releasing what its target failed); None leaves what the message had.
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from typing import Any
 
 from hopper.core import limits
 from hopper.core.model import QueueRecord, QueueStats
-from hopper.wire.attribute_names import FIELD_NAMES, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY
+from hopper.wire.attribute_names import DISPATCH, FIELD_NAMES, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY
 from hopper.wire.context import RequestContext
+from hopper.wire.dispatch_targets import dispatch_text, parse_dispatch
 from hopper.wire.errors import SqsError
 from hopper.wire.queue_urls import queue_arn
 from hopper.wire.redrive_policies import (
@@ -121,6 +122,7 @@ _SETTINGS: dict[str, _Setting] = {
     "FifoThroughputLimit": _Setting(_one_of("perQueue", "perMessageGroupId")),
     MAXIMUM_QUEUE_DEPTH: _Setting(_depth),
     RETRY_POLICY: _Setting(parse_retry_policy),
+    DISPATCH: _Setting(parse_dispatch),
 }
 
 _READ_ONLY = (
@@ -230,9 +232,10 @@ OPERATOR_ATTRIBUTE_NAMES = (
     DEAD_LETTER_QUEUE_DEPTH,
     MAXIMUM_QUEUE_DEPTH,
     RETRY_POLICY,
+    DISPATCH,
 )
 _FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {
-    DEAD_LETTER_QUEUE_DEPTH, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY
+    DEAD_LETTER_QUEUE_DEPTH, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY, DISPATCH
 }
 
 
@@ -316,6 +319,8 @@ def _all_values(
         values[MAXIMUM_QUEUE_DEPTH] = str(config.maximum_depth)
     if config.retry_policy is not None:
         values[RETRY_POLICY] = retry_policy_text(config.retry_policy)
+    if config.dispatch is not None:
+        values[DISPATCH] = dispatch_text(config.dispatch)
     values.update(config.extra)
     if values.get("KmsMasterKeyId"):
         # One encryption at a time: a KMS key set later turns SQS-managed encryption off

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.model import (
     DeadLetterRule,
     MessageAttribute,
@@ -89,6 +90,8 @@ def decode_record(data: bytes) -> tuple[QueueRecord, str]:
     # orjson wrote the retry policy as an object of its fields
     policy = config.pop("retry_policy", None)
     config["retry_policy"] = None if policy is None else RetryPolicy(**policy)
+    target = config.pop("dispatch", None)
+    config["dispatch"] = None if target is None else DispatchTarget(**target)
     record = QueueRecord(
         key=QueueKey(raw["account"], raw["name"]),
         config=QueueConfig(**config, dead_letter=dead_letter),

@@ -9,12 +9,14 @@ do not keep key order; binary values are base64.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import asyncpg
 
+from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     DeadLetterRule,
@@ -51,6 +53,8 @@ def config_json(config: QueueConfig) -> dict[str, Any]:
         data["retry_policy"] = {
             "base": policy.base, "maximum": policy.maximum, "jitter": policy.jitter
         }
+    if config.dispatch is not None:
+        data["dispatch"] = dataclasses.asdict(config.dispatch)
     rule = config.dead_letter
     if rule is not None:
         data["dead_letter"] = {
@@ -83,6 +87,7 @@ def config_from(data: Mapping[str, Any]) -> QueueConfig:
         retry_policy=None
         if policy is None
         else RetryPolicy(policy["base"], policy["maximum"], policy["jitter"]),
+        dispatch=None if data.get("dispatch") is None else DispatchTarget(**data["dispatch"]),
     )
 
 
@@ -178,6 +183,7 @@ def stored_message(row: asyncpg.Record) -> StoredMessage:
         deduplication_id=row["dedup_id"],
         sequence_number=row["sequence_number"],
         dead_letter_source=source,
+        last_error=row.get("last_error"),
     )
 
 
