@@ -225,8 +225,10 @@ class QueueStore(Protocol):
         now: float | None,
         max_total: float | None = None,
     ) -> list[ReceiptResult]:
-        """Make each message visible again at now + timeout, guarded by its token as in
-        `delete`. The token and the receive count are unchanged. Same outcomes as
+        """Make each message visible again at now + timeout (then, with a retry policy,
+        after the backoff its claim drew), guarded by its token as in `delete`; a change
+        with an `error` keeps it as the message's last_error (StoredMessage). The token
+        and the receive count are unchanged. Same outcomes as
         `delete`, and with `max_total`: BEYOND_LIMIT (nothing changed) when now + timeout
         is more than `max_total` seconds after the receive that made the delivery.
         Raises QueueNotFound."""

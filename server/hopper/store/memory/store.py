@@ -580,6 +580,8 @@ class MemoryQueueStore(MoveTaskRecords):
             if message is not None and result.outcome is ReceiptOutcome.OK:
                 # The lease moves; the retry delay still follows its end.
                 message.visible_at = at + change.timeout + message.retry_delay
+                if change.error is not None:
+                    message.stored = dataclasses.replace(message.stored, last_error=change.error)
             results.append(result)
         return results
 

@@ -579,6 +579,7 @@ class PostgresQueueStore(MoveTaskStatements):
                 refuse_expired,
                 [float(c.timeout) for c in changes],
                 max_total,
+                [c.error for c in changes],
             )
             results = await outcomes_of(self._db, self._sql, key, receipts, rows, refuse_expired)
         # A lease cut short makes a message receivable before the deadline other

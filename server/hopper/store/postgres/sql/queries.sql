@@ -848,7 +848,8 @@ ORDER BY r.ord;
 -- Set new lease deadlines for the receipts' messages. $1 account, $2 queue name, $3 now,
 -- $4 message ids,
 -- $5 tokens, $6 refuse receipts whose lease ran out (as delete_messages), $7 the
--- timeouts (seconds), $8 below. A row per receipt.
+-- timeouts (seconds), $8 below, $9 the errors to keep as last_error (NULL: unchanged).
+-- A row per receipt.
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
@@ -858,13 +859,14 @@ WITH q AS (
 ),
 -- the changes, numbered in request order
 r AS (
-    SELECT * FROM unnest($4::text[], $5::int8[], $7::float8[])
-        WITH ORDINALITY AS r (id, token, timeout, ord)
+    SELECT * FROM unnest($4::text[], $5::int8[], $7::float8[], $9::text[])
+        WITH ORDINALITY AS r (id, token, timeout, error, ord)
 ),
 -- the leases the receipts still hold get their new deadline; token and count stay
 changed AS (
     -- the retry delay still follows the lease's end
-    UPDATE messages m SET visible_at = (SELECT now FROM q) + r.timeout + m.retry_delay
+    UPDATE messages m SET visible_at = (SELECT now FROM q) + r.timeout + m.retry_delay,
+                          last_error = coalesce(r.error, m.last_error)
     -- a receipt repeated in the batch: the last change wins, as if applied in order
     FROM (SELECT DISTINCT ON (id, token) * FROM r ORDER BY id, token, ord DESC) r
     WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
