@@ -290,6 +290,24 @@ class QueueStore(Protocol):
         process counts the moves its own receives made)."""
         ...
 
+    # --- dispatch (Hopper.Dispatch) ---------------------------------------------------
+
+    async def take_dispatch_slot(
+        self, key: QueueKey, *, holder: str, slots: int, lease: float, now: float | None
+    ) -> int | None:
+        """One of the queue's `slots` dispatch slots (0 .. slots-1) for `holder`, held
+        until now + `lease`: the slot `holder` already holds (its lease renewed), else
+        the lowest slot nobody holds or whose lease has run out; None when every slot
+        is held. Atomic across processes, so a queue's dispatch has at most `slots`
+        calls in flight whatever the number of hopper processes; a dead process's
+        slots come free when their leases run out. A queue that does not exist has
+        slots all the same (they are nothing but leases)."""
+        ...
+
+    async def give_back_dispatch_slot(self, key: QueueKey, *, holder: str, slot: int) -> None:
+        """Free `slot` when `holder` holds it; otherwise nothing changes."""
+        ...
+
     # --- retention ------------------------------------------------------------------
 
     async def sweep_expired(self, *, limit: int, now: float | None) -> int:

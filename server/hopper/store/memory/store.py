@@ -49,6 +49,7 @@ from hopper.core.model import (
 from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
 from hopper.store.memory.groups import Group, fifo_runs, in_send_order
+from hopper.store.memory.slots import DispatchSlots
 from hopper.store.memory.tasks import MoveTaskRecords
 
 # Most messages carry no attributes: one shared, read-only empty map saves each a dict.
@@ -195,7 +196,7 @@ def _delivery(message: _Message) -> Delivery:
     )
 
 
-class MemoryQueueStore(MoveTaskRecords):
+class MemoryQueueStore(MoveTaskRecords, DispatchSlots):
     def __init__(self, clock: Clock | None = None, rng: random.Random | None = None) -> None:
         self._clock: Clock = clock or SystemClock()
         # Draws the retry policy's jitter; a seeded one makes the backoffs repeatable.
@@ -207,6 +208,7 @@ class MemoryQueueStore(MoveTaskRecords):
         self._wake: WakeUp | None = None
         self._move_tasks: dict[str, MoveTask] = {}
         self._dead_lettered: Counter[QueueKey] = Counter()
+        self._slots: dict[QueueKey, dict[int, tuple[str, float]]] = {}
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now

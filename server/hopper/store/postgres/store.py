@@ -81,6 +81,7 @@ from hopper.store.postgres.sends import (
     send_plain_across,
     send_unique,
 )
+from hopper.store.postgres.slots import DispatchSlotStatements
 from hopper.store.postgres.tasks import MoveTaskStatements
 from hopper.store.postgres.vacuum import Vacuum
 
@@ -95,7 +96,7 @@ DeleteGroup = tuple[QueueKey, float | None, bool]
 ClaimGroup = tuple[QueueKey, float, float | None]
 
 
-class PostgresQueueStore(MoveTaskStatements):
+class PostgresQueueStore(MoveTaskStatements, DispatchSlotStatements):
     def __init__(
         self,
         dsn: str,

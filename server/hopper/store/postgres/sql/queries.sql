@@ -1272,3 +1272,29 @@ VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) messages;
 -- name: messages_rows
 -- The planner's estimate of the messages table's rows (store/postgres/vacuum.py).
 SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'messages'::regclass;
+
+-- name: take_dispatch_slot
+-- A dispatch slot for a holder. $1 account, $2 queue name, $3 now, $4 holder, $5 how
+-- many slots, $6 the lease (seconds). One row (the slot) or none (all held).
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+-- the slot the holder holds already, else the lowest free one (never taken, or its
+-- lease run out)
+wanted AS (
+    SELECT s.slot FROM generate_series(0, $5::int - 1) AS s (slot)
+    LEFT JOIN dispatch_slots d ON d.account = $1 AND d.name = $2 AND d.slot = s.slot
+    WHERE d.slot IS NULL OR d.holder = $4 OR d.until <= (SELECT now FROM t)
+    ORDER BY d.holder = $4 DESC NULLS LAST, s.slot
+    LIMIT 1
+)
+-- taken or renewed; a concurrent taker of the same slot that committed first keeps it
+-- (the guard sees its fresh lease), and this statement returns no row
+INSERT INTO dispatch_slots AS d (account, name, slot, holder, until)
+SELECT $1, $2, w.slot, $4, t.now + $6::float8 FROM wanted w CROSS JOIN t
+ON CONFLICT (account, name, slot) DO UPDATE
+    SET holder = excluded.holder, until = excluded.until
+    WHERE d.holder = excluded.holder OR d.until <= (SELECT now FROM t)
+RETURNING d.slot;
+
+-- name: give_back_dispatch_slot
+-- Free a dispatch slot its holder holds. $1 account, $2 queue name, $3 holder, $4 slot.
+DELETE FROM dispatch_slots WHERE account = $1 AND name = $2 AND slot = $4 AND holder = $3;
