@@ -17,6 +17,7 @@ from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
+from hopper.dispatch import Dispatchers
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
@@ -76,6 +77,9 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     gate = from_settings(settings)
     keys = None if gate is None else gate.keys
     console = Console(service, counts, history, keys=keys, home=settings.region)
+    dispatchers = Dispatchers(
+        service, region=settings.region, base_url=f"http://{settings.host}:{settings.port}"
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -85,12 +89,15 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
         sampler = asyncio.create_task(sample_depths(history, service, sampled))
+        dispatching = asyncio.create_task(dispatchers.run(), name="hopper-dispatchers")
         try:
             if declared:
                 await apply(service, declared)
             with drained_on_signals(service.drain):
                 yield
         finally:
+            dispatching.cancel()
+            await asyncio.wait([dispatching], timeout=_SAMPLER_STOP_SECONDS)
             sampler.cancel()
             # Bounded: a sample stuck on an unanswering store must not hold the exit.
             await asyncio.wait([sampler], timeout=_SAMPLER_STOP_SECONDS)

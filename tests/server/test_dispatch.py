@@ -1,0 +1,127 @@
+"""Hopper.Dispatch end to end on every store: a Lambda-style function on loopback that
+fails some items through batchItemFailures and times out on others, behind queues with
+a retry policy and a dead-letter queue. Each success is deleted once, each failure is
+retried with spread delays, poison messages reach the dead-letter queue with
+Hopper.LastError."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+
+from .handlers import Function, running_function
+
+pytestmark = pytest.mark.slow
+
+RETRIES = json.dumps({"baseDelaySeconds": 1, "maxDelaySeconds": 4, "jitter": "full"})
+
+
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+def dispatched_queue(sqs, function: Function, max_receives: int, **target) -> tuple[str, str]:
+    """A queue dispatching to `function`, with RETRIES and a dead-letter queue after
+    `max_receives`; (its URL, the dead-letter queue's URL)."""
+    dlq = sqs.create_queue(QueueName=unique("dead"))["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": max_receives})
+    dispatch = json.dumps({"url": function.url, **target})
+    url = sqs.create_queue(
+        QueueName=unique("work"),
+        Attributes={
+            "RedrivePolicy": redrive, "Hopper.RetryPolicy": RETRIES, "Hopper.Dispatch": dispatch
+        },
+    )["QueueUrl"]
+    return url, dlq
+
+
+def send(sqs, url: str, bodies: list[str]) -> dict[str, str]:
+    """Send `bodies`; their message ids -> bodies."""
+    ids = {}
+    for start in range(0, len(bodies), 10):
+        entries = [{"Id": str(i), "MessageBody": b} for i, b in enumerate(bodies[start:start + 10])]
+        answer = sqs.send_message_batch(QueueUrl=url, Entries=entries)
+        for entry in answer["Successful"]:
+            ids[entry["MessageId"]] = entries[int(entry["Id"])]["MessageBody"]
+    return ids
+
+
+def counts(sqs, url: str) -> tuple[int, int, int]:
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
+    found = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+    return tuple(int(found[name]) for name in names)  # type: ignore[return-value]
+
+
+def drained(sqs, url: str, dlq: str, dead: int, within: float = 60.0) -> None:
+    """Wait until the queue is empty and its dead-letter queue holds `dead` messages."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if counts(sqs, url) == (0, 0, 0) and counts(sqs, dlq)[0] == dead:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"not drained: {counts(sqs, url)}, dead {counts(sqs, dlq)}")
+
+
+def dead_letters(sqs, dlq: str) -> dict[str, dict]:
+    found = {}
+    while True:
+        messages = sqs.receive_message(
+            QueueUrl=dlq, MaxNumberOfMessages=10, MessageSystemAttributeNames=["Hopper.LastError"]
+        ).get("Messages", [])
+        if not messages:
+            return found
+        found.update({m["MessageId"]: m for m in messages})
+
+
+def test_successes_are_deleted_once_and_failures_retried_then_dead_lettered(sqs):
+    with running_function() as function:
+        url, dlq = dispatched_queue(sqs, function, 3, batchSize=10, maxConcurrency=2)
+        bodies = [f"ok-{i}" for i in range(20)] + [f"flaky-{i}" for i in range(5)]
+        sent = send(sqs, url, bodies + [f"fail-{i}" for i in range(8)])
+        drained(sqs, url, dlq, dead=8)
+        for message_id, body in sent.items():
+            if body.startswith(("ok", "flaky")):
+                assert function.done(message_id) == 1, body
+        dead = dead_letters(sqs, dlq)
+        assert {sent[message_id] for message_id in dead} == {f"fail-{i}" for i in range(8)}
+        for message in dead.values():
+            error = message["Attributes"]["Hopper.LastError"]
+            assert error.startswith("HTTP 200: ") and message["MessageId"] in error
+        # the retries were spread, not synchronized: the first retry of each poison
+        # message came 0 to 1 s (the first backoff's ceiling) after its first attempt
+        gaps = [function.times(m)[1] - function.times(m)[0] for m in dead]
+        assert all(len(function.times(m)) == 3 for m in dead)
+        assert max(gaps) - min(gaps) > 0.1, gaps
+        assert max(gaps) < 1.0 + 0.5, gaps
+
+
+def test_a_call_that_times_out_fails_its_batch_into_the_dead_letter_queue(sqs):
+    with running_function(slow_seconds=2.0) as function:
+        url, dlq = dispatched_queue(sqs, function, 2, batchSize=1, timeoutSeconds=1)
+        sent = send(sqs, url, ["slow-0", "ok-0", "ok-1"])
+        drained(sqs, url, dlq, dead=1)
+        [(message_id, message)] = dead_letters(sqs, dlq).items()
+        assert sent[message_id] == "slow-0"
+        assert message["Attributes"]["Hopper.LastError"] == "timeout: no answer within 1 s"
+        assert [function.done(m) for m, body in sent.items() if body.startswith("ok")] == [1, 1]
+
+
+def test_hopper_last_error_is_never_returned_for_all(sqs):
+    with running_function() as function:
+        url, dlq = dispatched_queue(sqs, function, 1)
+        send(sqs, url, ["fail-0"])
+        drained(sqs, url, dlq, dead=1)
+        [message] = sqs.receive_message(QueueUrl=dlq, MessageSystemAttributeNames=["All"])[
+            "Messages"
+        ]
+        assert "Hopper.LastError" not in message["Attributes"]
