@@ -6,7 +6,10 @@ answers each record as its body says.
 - `flaky...`: fails its first attempt (batchItemFailures), then succeeds;
 - `fail...`: always fails (batchItemFailures);
 - `slow...`: answers after `slow_seconds` (longer than the target's timeout);
-- `hold...`: waits until `release` is set, then succeeds.
+- `hold...`: waits until `release` is set, then succeeds;
+- `nap...`: succeeds after a fifth of a second.
+
+`most_in_flight` is the most calls the function was ever answering at once.
 
 Every attempt is recorded: per message id, (monotonic time, outcome) in order.
 """
@@ -31,8 +34,20 @@ class Function:
         self.release = threading.Event()
         self.called = threading.Event()
         self.url = ""
+        self.in_flight = 0
+        self.most_in_flight = 0
 
     def answer(self, event: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return self._answer(event)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def _answer(self, event: dict[str, Any]) -> dict[str, Any]:
         self.called.set()
         records = event["Records"]
         bodies = [record["body"] for record in records]
@@ -40,6 +55,8 @@ class Function:
             time.sleep(self.slow_seconds)
         if any(body.startswith("hold") for body in bodies):
             self.release.wait(60)
+        if any(body.startswith("nap") for body in bodies):
+            time.sleep(0.2)
         failures = []
         for record in records:
             outcome = self._outcome(record["messageId"], record["body"])
