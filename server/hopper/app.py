@@ -19,6 +19,7 @@ from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
 from hopper.dispatch import Dispatchers
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
+from hopper.observability.dispatch_metrics import DispatchRecorder
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
@@ -78,7 +79,10 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     keys = None if gate is None else gate.keys
     console = Console(service, counts, history, keys=keys, home=settings.region)
     dispatchers = Dispatchers(
-        service, region=settings.region, base_url=f"http://{settings.host}:{settings.port}"
+        service,
+        region=settings.region,
+        base_url=f"http://{settings.host}:{settings.port}",
+        events=DispatchRecorder(),
     )
 
     @asynccontextmanager

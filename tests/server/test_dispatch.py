@@ -10,6 +10,7 @@ import json
 import time
 import uuid
 
+import httpx
 import pytest
 
 from .handlers import Function, running_function
@@ -103,6 +104,23 @@ def test_successes_are_deleted_once_and_failures_retried_then_dead_lettered(sqs)
         assert all(len(function.times(m)) == 3 for m in dead)
         assert max(gaps) - min(gaps) > 0.1, gaps
         assert max(gaps) < 1.0 + 0.5, gaps
+        # and the metrics counted the calls and the retries
+        scraped = metrics(sqs, url)
+        assert scraped["hopper_dispatch_calls_total", "partial"] >= 3
+        assert scraped["hopper_retries_scheduled_total", ""] == 5 + 8 * 3
+
+
+def metrics(sqs, url: str) -> dict[tuple[str, str], float]:
+    """The dispatch counters of the queue at `url`, by (name, outcome)."""
+    name = url.rsplit("/", 1)[1]
+    base = url.rsplit("/", 2)[0]
+    values: dict[tuple[str, str], float] = {}
+    for line in httpx.get(f"{base}/metrics").text.splitlines():
+        if line.startswith("hopper_") and f'queue="{name}"' in line:
+            metric, _, value = line.rpartition(" ")
+            outcome = metric.partition('outcome="')[2].partition('"')[0]
+            values[metric.partition("{")[0], outcome] = float(value)
+    return values
 
 
 def test_a_call_that_times_out_fails_its_batch_into_the_dead_letter_queue(sqs):
