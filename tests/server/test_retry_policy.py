@@ -75,8 +75,9 @@ def test_a_bad_retry_policy_is_an_invalid_parameter_value(caller, text):
 def test_a_lease_that_runs_out_comes_back_after_its_backoff_counted_as_delayed(caller):
     url = new_queue(caller, **{POLICY: '{"baseDelaySeconds": 2, "jitter": "none"}'})
     caller("SendMessage", QueueUrl=url, MessageBody="flaky")
-    [first] = caller("ReceiveMessage", QueueUrl=url, VisibilityTimeout=1).messages()
+    # (taken before the receive: the lease starts after it, whatever the answer's delay)
     leased_at = time.monotonic()
+    [first] = caller("ReceiveMessage", QueueUrl=url, VisibilityTimeout=1).messages()
     # the lease ends after 1 s; the message is then delayed, not visible, for 2 s more
     deadline = leased_at + 2.5
     while time.monotonic() < deadline:
