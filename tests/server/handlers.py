@@ -11,7 +11,9 @@ answers each record as its body says.
 
 `most_in_flight` is the most calls the function was ever answering at once.
 
-Every attempt is recorded: per message id, (monotonic time, outcome) in order.
+Every attempt is recorded: per message id, (monotonic time, outcome) in order. Raw
+calls (`raw_url`: one message per call, its body as sent) are answered 500 for a
+`fail...` body and 200 otherwise; their headers are kept in `raw_headers`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,18 @@ class Function:
         self.url = ""
         self.in_flight = 0
         self.most_in_flight = 0
+        self.raw_headers: dict[str, dict[str, str]] = {}
+
+    @property
+    def raw_url(self) -> str:
+        return self.url.rsplit("/", 1)[0] + "/raw"
+
+    def answer_raw(self, headers: dict[str, str], body: str) -> int:
+        message_id = headers["x-hopper-message-id"]
+        with self.lock:
+            self.raw_headers[message_id] = headers
+        outcome = self._outcome(message_id, body)
+        return 500 if outcome == "failed" else 200
 
     def answer(self, event: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -86,9 +100,16 @@ def _handler(function: Function) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's spelling)
             length = int(self.headers.get("content-length", 0))
-            answer = json.dumps(function.answer(json.loads(self.rfile.read(length)))).encode()
+            content = self.rfile.read(length)
+            status = 200
+            if self.path.endswith("/raw"):
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                status = function.answer_raw(headers, content.decode())
+                answer = b"boom" if status == 500 else b""
+            else:
+                answer = json.dumps(function.answer(json.loads(content))).encode()
             try:
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(answer)))
                 self.end_headers()

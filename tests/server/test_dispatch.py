@@ -32,7 +32,7 @@ def dispatched_queue(sqs, function: Function, max_receives: int, **target) -> tu
         "QueueArn"
     ]
     redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": max_receives})
-    dispatch = json.dumps({"url": function.url, **target})
+    dispatch = json.dumps({"url": function.url, **target})  # `url` in target wins
     url = sqs.create_queue(
         QueueName=unique("work"),
         Attributes={
@@ -143,3 +143,21 @@ def test_hopper_last_error_is_never_returned_for_all(sqs):
             "Messages"
         ]
         assert "Hopper.LastError" not in message["Attributes"]
+
+
+def test_a_raw_target_gets_one_message_per_call_and_its_error_is_kept(sqs):
+    with running_function() as function:
+        url, dlq = dispatched_queue(sqs, function, 2, url=function.raw_url, payload="raw")
+        ok = sqs.send_message(
+            QueueUrl=url, MessageBody="ok raw ✓",
+            MessageAttributes={"colour": {"DataType": "String", "StringValue": "blue"}},
+        )["MessageId"]
+        sqs.send_message(QueueUrl=url, MessageBody="fail raw")
+        drained(sqs, url, dlq, dead=1)
+        assert function.done(ok) == 1
+        headers = function.raw_headers[ok]
+        assert headers["x-hopper-attribute-colour"] == "blue"
+        assert headers["x-hopper-receive-count"] == "1"
+        [dead] = dead_letters(sqs, dlq).values()
+        assert dead["Body"] == "fail raw"
+        assert dead["Attributes"]["Hopper.LastError"] == "HTTP 500: boom"

@@ -1,6 +1,7 @@
-"""Hopper.RetryPolicy through a live server, on both protocols and every store: set and
-read by name or with Hopper.All (never with All), refused as SQS refuses a bad
-RedrivePolicy, and a lease that runs out hides its message for the backoff."""
+"""Hopper.RetryPolicy and Hopper.Dispatch through a live server, on both protocols and
+every store: set and read by name or with Hopper.All (never with All), refused as SQS
+refuses a bad RedrivePolicy; and a lease that runs out hides its message for the
+backoff."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .protocols import Caller
 pytestmark = pytest.mark.slow
 
 POLICY = "Hopper.RetryPolicy"
+DISPATCH = "Hopper.Dispatch"
 
 
 @pytest.fixture(params=["json", "query"])
@@ -88,3 +90,37 @@ def test_a_lease_that_runs_out_comes_back_after_its_backoff_counted_as_delayed(c
     [second] = caller("ReceiveMessage", QueueUrl=url, WaitTimeSeconds=10).messages()
     assert time.monotonic() - leased_at >= 3.0
     assert second["MessageId"] == first["MessageId"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{}",
+        '{"url": "ftp://127.0.0.1/"}',
+        '{"url": "http://127.0.0.1/", "batchSize": 11}',
+        '{"url": "http://127.0.0.1/", "batchSize": 2.5}',
+        '{"url": "http://127.0.0.1/", "maxConcurrency": 0}',
+        '{"url": "http://127.0.0.1/", "timeoutSeconds": 901}',
+        '{"url": "http://127.0.0.1/", "batchWindowSeconds": -1}',
+        '{"url": "http://127.0.0.1/", "payload": "xml"}',
+        '{"url": "http://127.0.0.1/", "paused": "yes"}',
+        '{"url": "http://127.0.0.1/", "method": "PUT"}',
+    ],
+)
+def test_a_bad_dispatch_target_is_an_invalid_parameter_value(caller, text):
+    url = new_queue(caller)
+    answer = caller("SetQueueAttributes", QueueUrl=url, Attributes={DISPATCH: text})
+    assert (answer.status, answer.code) == (400, "InvalidParameterValue")
+    assert answer.message.startswith(f"Value {text} for parameter {DISPATCH} is invalid. Reason: ")
+
+
+def test_a_dispatch_target_is_read_by_name_and_with_hopper_all_never_with_all(caller):
+    text = '{"url": "http://127.0.0.1:1/", "paused": true, "timeoutSeconds": 2.5}'
+    url = new_queue(caller, **{DISPATCH: text})
+    shown = json.loads(attributes(caller, url, DISPATCH)[DISPATCH])
+    assert shown == {
+        "url": "http://127.0.0.1:1/", "batchSize": 10, "batchWindowSeconds": 0,
+        "maxConcurrency": 2, "timeoutSeconds": 2.5, "payload": "lambda", "paused": True,
+    }
+    assert DISPATCH in attributes(caller, url, "Hopper.All")
+    assert DISPATCH not in attributes(caller, url, "All")
