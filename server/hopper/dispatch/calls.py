@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import httpx
-
 from hopper.core.model import Delivery
+from hopper.dispatch.connections import AnswerError, Connection
 from hopper.dispatch.payloads import failed_items
 
 # How much of a failed answer is kept as the messages' Hopper.LastError.
@@ -26,8 +26,7 @@ class Outcome:
 
 
 async def post(
-    client: httpx.AsyncClient,
-    url: str,
+    connection: Connection,
     body: bytes,
     headers: dict[str, str],
     timeout: float,
@@ -39,21 +38,20 @@ async def post(
     refused connection fails it all."""
     everything = frozenset(delivery.message.id for delivery in batch)
     try:
-        answer = await client.post(url, content=body, headers=headers, timeout=timeout)
-    except httpx.TimeoutException:
+        status, answer_headers, content = await connection.post(body, headers, timeout)
+    except TimeoutError:
         return Outcome(everything, f"timeout: no answer within {timeout:g} s", "timeout")
-    except httpx.HTTPError as error:
+    except (OSError, AnswerError, asyncio.IncompleteReadError) as error:
         reason = str(error) or type(error).__name__
         return Outcome(everything, f"connection failed: {reason}"[:ERROR_BYTES], "refused")
-    content = answer.content
-    function_error = answer.headers.get("x-amz-function-error")
-    if not 200 <= answer.status_code < 300 or function_error:
-        return Outcome(everything, _error_text(answer.status_code, content), "error")
+    function_error = answer_headers.get("x-amz-function-error")
+    if not 200 <= status < 300 or function_error:
+        return Outcome(everything, _error_text(status, content), "error")
     failed = failed_items(content, batch)
     if failed is None:
-        return Outcome(everything, _error_text(answer.status_code, content), "error")
+        return Outcome(everything, _error_text(status, content), "error")
     if failed:
-        return Outcome(failed, _error_text(answer.status_code, content), "partial")
+        return Outcome(failed, _error_text(status, content), "partial")
     return Outcome(frozenset(), None, "success")
 
 

@@ -12,8 +12,6 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
-import httpx
-
 from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.errors import QueueError, StoreUnavailable
 from hopper.core.model import Delivery, QueueKey, VisibilityChange
@@ -21,6 +19,7 @@ from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.dispatch import payloads
 from hopper.dispatch.calls import Outcome, post
+from hopper.dispatch.connections import Connection
 from hopper.wire.context import RequestContext
 
 log = logging.getLogger("hopper.dispatch")
@@ -67,14 +66,14 @@ class QueueDispatch:
 
     async def run(self) -> None:
         """Run the workers until cancelled."""
-        limits = httpx.Limits(max_connections=self.target.max_concurrency)
-        async with httpx.AsyncClient(limits=limits) as client:
-            workers = range(self.target.max_concurrency)
-            await asyncio.gather(*(self._worker(client, f"{self.holder}/{i}") for i in workers))
+        workers = range(self.target.max_concurrency)
+        await asyncio.gather(*(self._worker(f"{self.holder}/{i}") for i in workers))
 
-    async def _worker(self, client: httpx.AsyncClient, holder: str) -> None:
+    async def _worker(self, holder: str) -> None:
         slot: int | None = None
         renewed = 0.0
+        # Each worker keeps its own connection: one call at a time on it.
+        client = Connection(self.target.url)
         try:
             while True:
                 if slot is None or time.monotonic() - renewed > self.slot_lease / 2:
@@ -85,6 +84,7 @@ class QueueDispatch:
                         continue
                 await self._round(client)
         finally:
+            client.close()
             if slot is not None:
                 await self._give_back(holder, slot)
 
@@ -105,7 +105,7 @@ class QueueDispatch:
         with contextlib.suppress(StoreUnavailable, asyncio.CancelledError):
             await self.store.give_back_dispatch_slot(self.key, holder=holder, slot=slot)
 
-    async def _round(self, client: httpx.AsyncClient) -> None:
+    async def _round(self, client: Connection) -> None:
         """Gather a batch, call the target with it, settle it. A store fault or a queue
         gone pauses the worker for a moment (the dispatchers stop it if it is gone)."""
         try:
@@ -133,14 +133,14 @@ class QueueDispatch:
             self.key, max_messages=count, visibility_timeout=self.lease, wait_time=wait
         )
 
-    async def _deliver(self, client: httpx.AsyncClient, batch: list[Delivery]) -> None:
+    async def _deliver(self, client: Connection, batch: list[Delivery]) -> None:
         if self.target.payload == "raw":
             for delivery in batch:
                 await self._call(client, [delivery])
         else:
             await self._call(client, batch)
 
-    async def _call(self, client: httpx.AsyncClient, batch: list[Delivery]) -> None:
+    async def _call(self, client: Connection, batch: list[Delivery]) -> None:
         target = self.target
         if target.payload == "raw":
             body = batch[0].message.body.encode()
@@ -149,7 +149,7 @@ class QueueDispatch:
             body = payloads.lambda_event(self.ctx, self.key, batch)
             headers = {"content-type": "application/json"}
         started = time.monotonic()
-        outcome = await post(client, target.url, body, headers, target.timeout, batch)
+        outcome = await post(client, body, headers, target.timeout, batch)
         self.events.called(self.key, outcome.label, time.monotonic() - started, len(batch))
         await self._settle(batch, outcome)
 
