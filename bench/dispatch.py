@@ -2,6 +2,9 @@
 
     PYTHONPATH=server .venv/bin/python -m bench.dispatch [messages] [concurrency]
 
+With HOPPER_BENCH_DATABASE_URL set, hopper runs on that PostgreSQL (a schema of its own,
+dropped afterwards); the CPU then counts the hopper process alone, not its backends.
+
 One hopper (in memory) and one trivial function (bench/trivial_function.py), each a
 process of its own on 127.0.0.1. The queue is filled with `messages` messages, then
 drained twice: once by hopper's own dispatch (batchSize 10, maxConcurrency
@@ -14,6 +17,7 @@ loop (the loop's threads, in this process; nothing for dispatch).
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -78,6 +82,19 @@ def loop(url: str, queue: str, function: str) -> None:
         sqs.delete_message_batch(QueueUrl=queue, Entries=entries)
 
 
+def _drop(database: str, schema: str) -> None:
+    import asyncio
+
+    import asyncpg
+
+    async def drop() -> None:
+        connection = await asyncpg.connect(database)
+        await connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        await connection.close()
+
+    asyncio.run(drop())
+
+
 def own_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -101,8 +118,13 @@ def main(messages: int = 20_000, concurrency: int = 4) -> None:
     function = subprocess.Popen([sys.executable, "-m", "bench.trivial_function", str(port)])
     target = f"http://127.0.0.1:{port}/2015-03-31/functions/function/invocations"
     with tempfile.TemporaryDirectory() as scratch:
+        database = os.environ.get("HOPPER_BENCH_DATABASE_URL")
+        schema = f"bench_dispatch_{os.getpid()}"
+        store = [] if database is None else [
+            "--database-url", database, "--database-schema", schema
+        ]
         hopper = start_hopper(
-            "--log-level", "warning", "--relaxed-timing", log=Path(scratch) / "hopper.log"
+            *store, "--log-level", "warning", "--relaxed-timing", log=Path(scratch) / "hopper.log"
         )
         try:
             sqs = client(hopper.url)
@@ -147,6 +169,8 @@ def main(messages: int = 20_000, concurrency: int = 4) -> None:
             hopper.stop()
             function.terminate()
             function.wait()
+            if database is not None:
+                _drop(database, schema)
     print(f"{messages} messages, concurrency {concurrency}; CPU in microseconds per message")
     print(f"{'consumer':<20} {'msg/s':>8} {'hopper':>8} {'function':>9} {'client':>8}")
     for name, r in results.items():
