@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import DeadLetterRule, ReceiptOutcome
+from hopper.core.operators import MessageState, state_of
 from hopper.core.retries import RetryPolicy
 from hopper.core.store import QueueStore
 
@@ -97,6 +98,10 @@ async def test_backoff_counts_as_delayed_not_in_flight(
     assert (backing_off.visible, backing_off.in_flight, backing_off.delayed) == (0, 0, 1)
     assert await store.count_in_flight(queue, now=clock.now()) == 0
     assert await store.next_visible_at(queue, now=clock.now()) == clock.time() + 3
+    [peeked] = await store.peek(queue, limit=1, now=clock.now())
+    assert (peeked.visible_at, peeked.retry_delay) == (clock.time() + 3, 4)
+    assert state_of(peeked, clock.time()) is MessageState.DELAYED
+    assert state_of(peeked, clock.time() - 2) is MessageState.IN_FLIGHT
     clock.advance(3)
     after = await store.stats(queue, now=clock.now())
     assert (after.visible, after.in_flight, after.delayed) == (1, 0, 0)

@@ -193,13 +193,16 @@ class PeekedMessage:
     """A message as an operator sees it without receiving it (the console's browser):
     nothing about it changed by looking. `first_received_at` is None before its first
     delivery; `visible_at` is when it is (or was) receivable; `token` is the fencing
-    token of its latest delivery (0: never delivered in this queue)."""
+    token of its latest delivery (0: never delivered in this queue); `retry_delay`: the
+    retry policy's backoff after its latest lease (visible_at less it is when that
+    lease ends or ended)."""
 
     message: StoredMessage
     receive_count: int
     visible_at: float
     first_received_at: float | None = None
     token: int = 0
+    retry_delay: float = 0.0
 
 
 class ReceiptOutcome(enum.Enum):
@@ -238,7 +241,8 @@ class QueueStats:
     """Approximate counts, as SQS reports them, plus what an operator needs.
 
     visible: deliverable now; in_flight: under a lease; delayed: not yet deliverable
-    because of a delay and never delivered; oldest_sent_at: send time of the oldest
+    because of a delay and never delivered, or backing off after a lease under the
+    queue's retry policy; oldest_sent_at: send time of the oldest
     message still in the queue (None when empty); oldest_visible_sent_at: the same
     among the visible ones (how far behind the consumers are); redelivered: messages
     received more than once; redeliveries: their deliveries beyond the first, summed.

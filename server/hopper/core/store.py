@@ -173,6 +173,13 @@ class QueueStore(Protocol):
         from a store-wide strictly increasing sequence, visible again at
         now + visibility_timeout, first_received_at set on its first delivery.
 
+        With the queue's retry policy (QueueConfig.retry_policy), each claimed message
+        also gets its backoff, drawn now (core/retries.py: delay_after(its new receive
+        count)): should the lease end without a delete (run out, or cut to 0 by
+        change_visibility), the message is receivable only that much later; the
+        delivery's visible_at is still the lease's end. No backoff for a delivery after
+        which the dead-letter rule moves the message (no retry follows it).
+
         A message never has two live leases: two concurrent receives never claim the
         same message. Messages older than the queue's retention period are never
         delivered. When the queue has a dead-letter rule, a message that has already been
@@ -244,7 +251,8 @@ class QueueStore(Protocol):
         ...
 
     async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
-        """Counts of visible, in-flight and delayed messages (unexpired ones only).
+        """Counts of visible, in-flight and delayed messages (unexpired ones only; a
+        message backing off after a lease under a retry policy is delayed).
         Raises QueueNotFound."""
         ...
 

@@ -653,7 +653,10 @@ class MemoryQueueStore(MoveTaskRecords, DispatchSlots):
     async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
         messages = itertools.islice(self._queue(key).live(self._now(now)).values(), limit)
         return [
-            PeekedMessage(m.stored, m.receive_count, m.visible_at, m.first_received_at, m.token)
+            PeekedMessage(
+                m.stored, m.receive_count, m.visible_at, m.first_received_at, m.token,
+                m.retry_delay,
+            )
             for m in messages
         ]
 

@@ -166,6 +166,7 @@ def peeked(row: asyncpg.Record) -> PeekedMessage:
         visible_at=row["visible_at"],
         first_received_at=row["first_received_at"],
         token=row["token"],
+        retry_delay=row["retry_delay"],
     )
 
 
