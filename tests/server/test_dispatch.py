@@ -161,3 +161,33 @@ def test_a_raw_target_gets_one_message_per_call_and_its_error_is_kept(sqs):
         [dead] = dead_letters(sqs, dlq).values()
         assert dead["Body"] == "fail raw"
         assert dead["Attributes"]["Hopper.LastError"] == "HTTP 500: boom"
+
+
+def test_a_fifo_queue_is_dispatched_in_order_per_group_through_failures(sqs):
+    with running_function() as function:
+        url = sqs.create_queue(
+            QueueName=unique("ordered") + ".fifo",
+            Attributes={
+                "FifoQueue": "true", "ContentBasedDeduplication": "true",
+                "Hopper.RetryPolicy": RETRIES,
+                "Hopper.Dispatch": json.dumps(
+                    {"url": function.url, "batchSize": 10, "maxConcurrency": 2}
+                ),
+            },
+        )["QueueUrl"]
+        sent: dict[str, list[str]] = {}
+        for group in ("a", "b", "c"):
+            for i in range(8):
+                # the third message of each group fails its first attempt
+                body = f"{'flaky' if i == 2 else 'ok'}-{group}-{i}"
+                answer = sqs.send_message(QueueUrl=url, MessageBody=body, MessageGroupId=group)
+                sent.setdefault(group, []).append(answer["MessageId"])
+        deadline = time.monotonic() + 30
+        while counts(sqs, url) != (0, 0, 0):
+            assert time.monotonic() < deadline, counts(sqs, url)
+            time.sleep(0.1)
+        for ids in sent.values():
+            # the last successful call of each message, in the group's send order
+            finished = [max(at for at, outcome in function.attempts[m] if outcome == "done")
+                        for m in ids]
+            assert finished == sorted(finished)
