@@ -1,6 +1,7 @@
-"""Hopper.Dispatch with several hopper processes over one PostgreSQL database: a
-process killed mid-dispatch loses nothing (its leases end, another process delivers),
-and a queue's calls in flight stay within its maxConcurrency across processes."""
+"""Hopper.Dispatch with several hopper processes over one store: a process killed
+mid-dispatch loses nothing (its leases end, another process delivers; PostgreSQL and
+JetStream), and a queue's calls in flight stay within its maxConcurrency across
+processes (PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,10 @@ def wait_empty(sqs, url: str, within: float) -> None:
         time.sleep(0.2)
 
 
-def test_nothing_is_lost_when_the_dispatching_process_is_killed(tmp_path: Path):
-    with store_options("postgres") as options, running_function() as function:
+# JetStream: the current store (its native rewrite, issue 26, must pass this too).
+@pytest.mark.parametrize("store", ["postgres", "jetstream"])
+def test_nothing_is_lost_when_the_dispatching_process_is_killed(tmp_path: Path, store: str):
+    with store_options(store) as options, running_function() as function:
         first = start_hopper(*options, "--relaxed-timing", log=tmp_path / "first.log")
         sqs = sqs_client(first.url)
         url = dispatched_queue(sqs, function.url, batchSize=5, timeoutSeconds=2)
