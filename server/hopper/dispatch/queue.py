@@ -115,6 +115,10 @@ class QueueDispatch:
         except (QueueError, StoreUnavailable) as error:
             log.warning("dispatch of %s paused: %s", self.key.name, error)
             await asyncio.sleep(SLOT_WAIT_SECONDS)
+        except Exception:
+            # Never a dead worker holding its slot: what it held comes back by lease.
+            log.exception("dispatch of %s failed; going on", self.key.name)
+            await asyncio.sleep(SLOT_WAIT_SECONDS)
 
     async def _gather(self) -> list[Delivery]:
         """Up to batchSize messages: the first receive waits for any, then more are
