@@ -39,6 +39,7 @@ class Function:
         self.in_flight = 0
         self.most_in_flight = 0
         self.raw_headers: dict[str, dict[str, str]] = {}
+        self.batches: list[int] = []  # the size of each Lambda event, in arrival order
 
     @property
     def raw_url(self) -> str:
@@ -64,6 +65,8 @@ class Function:
     def _answer(self, event: dict[str, Any]) -> dict[str, Any]:
         self.called.set()
         records = event["Records"]
+        with self.lock:
+            self.batches.append(len(records))
         bodies = [record["body"] for record in records]
         if any(body.startswith("slow") for body in bodies):
             time.sleep(self.slow_seconds)

@@ -191,3 +191,14 @@ def test_a_fifo_queue_is_dispatched_in_order_per_group_through_failures(sqs):
             finished = [max(at for at, outcome in function.attempts[m] if outcome == "done")
                         for m in ids]
             assert finished == sorted(finished)
+
+
+def test_a_batching_window_gathers_messages_sent_apart_into_one_call(sqs):
+    with running_function() as function:
+        url, _ = dispatched_queue(sqs, function, 3, batchSize=10, batchWindowSeconds=2)
+        ids = [sqs.send_message(QueueUrl=url, MessageBody=f"ok-{i}")["MessageId"] for i in range(5)]
+        deadline = time.monotonic() + 10
+        while not all(function.done(message_id) for message_id in ids):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert function.batches == [5]
