@@ -99,11 +99,12 @@ def test_successes_are_deleted_once_and_failures_retried_then_dead_lettered(sqs)
             error = message["Attributes"]["Hopper.LastError"]
             assert error.startswith("HTTP 200: ") and message["MessageId"] in error
         # the retries were spread, not synchronized: the first retry of each poison
-        # message came 0 to 1 s (the first backoff's ceiling) after its first attempt
+        # message came 0 to 1 s (the first backoff's ceiling) after its first attempt,
+        # plus the time a worker takes to call again (loose: the machine is shared)
         gaps = [function.times(m)[1] - function.times(m)[0] for m in dead]
         assert all(len(function.times(m)) == 3 for m in dead)
         assert max(gaps) - min(gaps) > 0.1, gaps
-        assert max(gaps) < 1.0 + 0.5, gaps
+        assert max(gaps) < 1.0 + 1.5, gaps
         # and the metrics counted the calls and the retries
         scraped = metrics(sqs, url)
         assert scraped["hopper_dispatch_calls_total", "partial"] >= 3
