@@ -201,14 +201,16 @@ def _encode_message(m: _Message, body_seq: int) -> list[Any]:
         m.live_key,
         m.received_at,
         m.retry_delay,
+        s.last_error,
     ]
 
 
 def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
     (mid, body_seq, sent_at, group, dedup, sequence, source) = entry[:7]
     (visible_at, token, count, carried, first, live_key, received_at) = entry[7:14]
-    # ledgers written before Hopper.RetryPolicy have no retry delay
+    # ledgers written before Hopper.RetryPolicy and Hopper.LastError lack the two
     retry_delay = entry[14] if len(entry) > 14 else 0.0
+    last_error = entry[15] if len(entry) > 15 else None
     stored = StoredMessage(
         id=mid,
         body="",
@@ -219,6 +221,7 @@ def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
         deduplication_id=dedup,
         sequence_number=sequence,
         dead_letter_source=None if source is None else QueueKey(source[0], source[1]),
+        last_error=last_error,
     )
     message = _Message(
         stored,
