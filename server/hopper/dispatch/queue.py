@@ -57,7 +57,9 @@ class QueueDispatch:
         self.ctx = ctx
         self.events = events
         self.holder = holder
-        self.lease = target.batch_window + target.timeout + SLACK_SECONDS
+        # A raw batch is called one message after the other: its lease covers them all.
+        calls = target.batch_size if target.payload == "raw" else 1
+        self.lease = target.batch_window + calls * target.timeout + SLACK_SECONDS
         self.slot_lease = self.lease + WAIT_SECONDS
 
     @property
