@@ -90,6 +90,7 @@ def test_successes_are_deleted_once_and_failures_retried_then_dead_lettered(sqs)
         bodies = [f"ok-{i}" for i in range(20)] + [f"flaky-{i}" for i in range(5)]
         sent = send(sqs, url, bodies + [f"fail-{i}" for i in range(8)])
         drained(sqs, url, dlq, dead=8)
+        assert function.most_in_flight <= 2
         for message_id, body in sent.items():
             if body.startswith(("ok", "flaky")):
                 assert function.done(message_id) == 1, body

@@ -61,6 +61,11 @@ class QueueDispatch:
         calls = target.batch_size if target.payload == "raw" else 1
         self.lease = target.batch_window + calls * target.timeout + SLACK_SECONDS
         self.slot_lease = self.lease + WAIT_SECONDS
+        # Workers without a slot look for one a single one at a time, and not again for
+        # SLOT_WAIT_SECONDS once every slot was found held: a process's idle workers
+        # cost the store one statement a second, not one each.
+        self._seeking = asyncio.Lock()
+        self._all_held_until = 0.0
 
     @property
     def store(self) -> QueueStore:
@@ -78,19 +83,32 @@ class QueueDispatch:
         client = Connection(self.target.url)
         try:
             while True:
-                if slot is None or time.monotonic() - renewed > self.slot_lease / 2:
+                if slot is None:
+                    slot = await self._seek_slot(holder)
+                    renewed = time.monotonic()
+                elif time.monotonic() - renewed > self.slot_lease / 2:
                     slot = await self._take_slot(holder)
                     renewed = time.monotonic()
-                    if slot is None:
-                        await asyncio.sleep(SLOT_WAIT_SECONDS)
-                        continue
+                if slot is None:  # every slot is held (by other processes' workers too)
+                    await asyncio.sleep(SLOT_WAIT_SECONDS)
+                    continue
                 await self._round(client)
         finally:
             client.close()
             if slot is not None:
                 await self._give_back(holder, slot)
 
+    async def _seek_slot(self, holder: str) -> int | None:
+        async with self._seeking:
+            if time.monotonic() < self._all_held_until:
+                return None
+            slot = await self._take_slot(holder)
+            if slot is None:
+                self._all_held_until = time.monotonic() + SLOT_WAIT_SECONDS
+            return slot
+
     async def _take_slot(self, holder: str) -> int | None:
+        """The holder's slot renewed, or a free one; None when all are held."""
         try:
             return await self.store.take_dispatch_slot(
                 self.key,
