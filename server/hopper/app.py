@@ -19,8 +19,10 @@ from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
+from hopper.dispatch import Dispatchers
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
 from hopper.observability import scrapes
+from hopper.observability.dispatch_metrics import DispatchRecorder
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
@@ -68,6 +70,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         visibility_floor=None if floor is None else float(floor),
         events=events,
         receipts=ReceiptMode(settings.receipts),
+        dispatch_hosts=settings.dispatch_hosts(),
     )
     # Counts of its own for the depth sampler: a sample taken mid-burst must not stand
     # in for a fresh count at the next scrape (Counts keeps a count as long as it was
@@ -79,6 +82,12 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     keys = None if gate is None else gate.keys
     signed = None if keys is None else Sessions(keys, settings.console_sessions_since)
     console = Console(service, counts, history, signed=signed, home=settings.region)
+    dispatchers = Dispatchers(
+        service,
+        region=settings.region,
+        base_url=f"http://{settings.host}:{settings.port}",
+        events=DispatchRecorder(),
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -88,12 +97,15 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
         sampler = asyncio.create_task(sample_depths(history, service, sampled))
+        dispatching = asyncio.create_task(dispatchers.run(), name="hopper-dispatchers")
         try:
             if declared:
                 await apply(service, declared)
             with drained_on_signals(service.drain):
                 yield
         finally:
+            dispatching.cancel()
+            await asyncio.wait([dispatching], timeout=_SAMPLER_STOP_SECONDS)
             sampler.cancel()
             # Bounded: a sample stuck on an unanswering store must not hold the exit.
             await asyncio.wait([sampler], timeout=_SAMPLER_STOP_SECONDS)
