@@ -22,6 +22,7 @@ from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
+from hopper.sns_assembly import SnsAssembly, assemble_sns
 
 # How long a shutdown waits for the console's depth sampler to stop.
 _SAMPLER_STOP_SECONDS = 2.0
@@ -34,6 +35,7 @@ class Assembly:
 
     app: AsgiApp
     service: QueueService
+    sns: SnsAssembly | None = None
 
 
 def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> AsgiApp:
@@ -75,6 +77,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     gate = from_settings(settings)
     keys = None if gate is None else gate.keys
     console = Console(service, counts, history, keys=keys, home=settings.region)
+    sns = assemble_sns(settings, service)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -83,6 +86,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
 
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
+        await sns.start()
         sampler = asyncio.create_task(sample_depths(history, service, sampled))
         try:
             if declared:
@@ -93,14 +97,15 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
             sampler.cancel()
             # Bounded: a sample stuck on an unanswering store must not hold the exit.
             await asyncio.wait([sampler], timeout=_SAMPLER_STOP_SECONDS)
+            await sns.close()
             await service.close()
 
     rest = Starlette(
-        routes=routes(service, counts, console.routes()),
+        routes=routes(service, counts, [*console.routes(), *sns.routes()]),
         lifespan=lifespan,
         exception_handlers=framework_errors(),
     )
-    return Assembly(front(service, settings, actions, gate, rest), service)
+    return Assembly(front(service, settings, actions, gate, rest, sns.parts), service, sns)
 
 
 def create_app_from_environment() -> AsgiApp:
