@@ -298,7 +298,8 @@ async def serve_sns(
     incoming: Incoming, body: bytes, sns: Sns, settings: Settings, gate: Gate | None
 ) -> Rendered:
     """The answer to one SNS request (wire/sns/endpoint.py), after the same gate."""
-    ctx = _context(incoming, settings, None)
+    region = routing.region(incoming.headers, incoming.query_string, settings.region)
+    ctx = dataclasses.replace(_context(incoming, settings, None), region=region)
     started = time.perf_counter()
     call = requests.Call(ctx.request_id)
     try:
