@@ -26,6 +26,8 @@ from hopper.sns.service import QueueResolver, TopicService
 from hopper.sns.signing import Signer, new_key
 from hopper.sns.store import QueueCopy, QueueFanout
 
+# Subscribers that get the message's text, never the envelope.
+_TEXT_PROTOCOLS = frozenset({"sms", "email"})
 # How many recorded sends (email, SMS, ...) a server keeps for tests to read.
 MAX_RECORDED = 10_000
 
@@ -123,8 +125,9 @@ class Deliveries:
 
     def body(self, topic: Topic, sub: Subscription, publication: Publication,
              addresses: Addresses) -> str:
-        """What the subscriber receives: the message, or its signed envelope."""
-        if attributes.raw_delivery(sub):
+        """What the subscriber receives: the message (raw delivery; SMS and email
+        carry the text alone), or its signed envelope."""
+        if attributes.raw_delivery(sub) or sub.protocol in _TEXT_PROTOCOLS:
             return publication.text_for(sub.protocol)
         assert self.signer is not None, "Deliveries.start() loads the signing key"
         version = topic.attributes.get("SignatureVersion", "1")
