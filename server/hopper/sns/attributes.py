@@ -72,7 +72,7 @@ def _check_topic_value(name: str, value: str) -> None:
 def _json_object(name: str, value: str) -> dict[str, Any]:
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise invalid(f"{name}: failed to parse JSON.") from None
     if not isinstance(parsed, dict):
         raise invalid(f"{name}: must be a JSON object.")
@@ -148,7 +148,7 @@ def dead_letter_target(redrive_policy: str) -> str:
     """The queue ARN a subscription's RedrivePolicy names; raises InvalidParameter."""
     try:
         parsed = json.loads(redrive_policy)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise invalid("RedrivePolicy: failed to parse JSON.") from None
     target = parsed.get("deadLetterTargetArn") if isinstance(parsed, dict) else None
     if not isinstance(target, str) or not target.startswith("arn:"):

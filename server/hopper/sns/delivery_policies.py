@@ -42,7 +42,7 @@ def check(text: str) -> None:
     """Raises InvalidParameter for a delivery policy AWS refuses."""
     try:
         parsed = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise invalid("DeliveryPolicy: failed to parse JSON.") from None
     if not isinstance(parsed, dict):
         raise invalid("DeliveryPolicy: must be a JSON object.")
@@ -62,7 +62,7 @@ def policy_of(subscription_policy: str | None, topic_policy: str | None) -> Retr
             retry = _retry_section(json.loads(text))
             if retry is not None:
                 return _policy(retry)
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             continue
     return DEFAULT
 

@@ -31,7 +31,7 @@ def matches_body(policy: Policy, body: str) -> bool:
     """The body scope: a body that is not a JSON object matches no policy (AWS)."""
     try:
         document = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     if not isinstance(document, dict):
         return False
@@ -109,7 +109,7 @@ def _compare(op: str, value: float, bound: float) -> bool:
 def _in_network(value: str, network: Any) -> bool:
     try:
         return ipaddress.ip_address(value) in network
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 

@@ -63,11 +63,14 @@ def check(text: str, *, body_scope: bool) -> Policy:
         raise _invalid("Filter policy is too long")
     try:
         parsed = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise _invalid("failed to parse JSON.") from None
     if not isinstance(parsed, dict):
         raise _invalid("Filter policy must be a JSON object")
-    branches = tuple(_branches(parsed, (), body_scope))
+    try:
+        branches = tuple(_branches(parsed, (), body_scope))
+    except RecursionError:
+        raise _invalid("Filter policy is too complex") from None
     for branch in branches:
         if len(branch) > MAX_KEYS:
             raise _invalid(f"Filter policy can not have more than {MAX_KEYS} keys")

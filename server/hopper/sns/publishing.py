@@ -101,7 +101,7 @@ def _structure(draft: PublishDraft) -> dict[str, str]:
         raise invalid("MessageStructure")
     try:
         parsed = json.loads(draft.message or "")
-    except ValueError:
+    except (ValueError, RecursionError):
         raise invalid("Message Structure - JSON message body failed to parse") from None
     if not isinstance(parsed, dict) or not isinstance(parsed.get("default"), str):
         raise invalid("Message Structure - No default entry in JSON message body")
@@ -176,7 +176,7 @@ def _check_attribute(name: str, attribute: MessageAttribute) -> None:
 def _check_array(name: str, text: str) -> None:
     try:
         parsed = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         parsed = None
     if not isinstance(parsed, list) or any(isinstance(v, dict | list) for v in parsed):
         raise InvalidParameterValue(

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from hopper.core import characters
 from hopper.core.errors import QueueError
 from hopper.sns.errors import TopicError
 from hopper.wire import forms
@@ -56,6 +57,7 @@ async def serve(
         handler = ACTIONS.get(action or "")
         if handler is None:
             raise _unknown(action)
+        _check_characters(fields)
         tree = await handler(sns, ctx, params.tree(fields))
         return action, None, render.result(action or "", tree, ctx.request_id)
     except Exception as failure:  # noqa: BLE001 - every failure is answered in SNS's XML
@@ -75,6 +77,18 @@ def translate(failure: Exception, request_id: str) -> errors.SnsError:
         return errors.from_queue(failure)
     log.error("hopper: SNS request %s failed", request_id, exc_info=failure)
     return errors.internal()
+
+
+def _check_characters(fields: dict[str, str]) -> None:
+    """Nothing SNS keeps or sends back may hold what XML 1.0 cannot carry (NUL, other
+    control characters, lone surrogates): such a field is refused, whatever its
+    action, before a store sees it (PostgreSQL refuses NUL in text outright)."""
+    for name, value in fields.items():
+        if not characters.allowed(value) or not characters.allowed(name):
+            raise errors.error(
+                "InvalidParameter",
+                f"Invalid parameter: {name} Reason: contains characters that are not allowed",
+            )
 
 
 def _unknown(action: str | None) -> errors.SnsError:
