@@ -1,12 +1,11 @@
 """PostgresTopicStore: the TopicStore contract on PostgreSQL, and the fan-out of a
 publish into every subscribed queue in one transaction.
 
-The fan-out runs the queue core's own send (`QueueService.send`, the rules of
-SendMessage) on one connection inside one transaction, through the queue store's
-`on_connection` (as hopper.enqueue does), and queues the wake-ups with `pg_notify` in
-it, which PostgreSQL delivers at commit. So a publish that answered 200 has its copy in
-every subscribed queue, and one that failed (the server killed mid-way, the database
-gone) has none anywhere.
+The fan-out (fanout.py) checks each copy by the queue core's own rule for SendMessage
+and enqueues all of them on one connection inside one transaction, with the wake-ups
+as `pg_notify` in it, which PostgreSQL delivers at commit. So a publish that answered
+200 has its copy in every subscribed queue, and one that failed (the server killed
+mid-way, the database gone) has none anywhere.
 """
 
 from __future__ import annotations
@@ -20,18 +19,12 @@ import asyncpg
 
 from hopper.core.errors import QueueError
 from hopper.core.model import SendResult
-from hopper.core.service import QueueService
 from hopper.sns.errors import NotFound
 from hopper.sns.model import Subscription, Topic
 from hopper.sns.store import QueueCopy
-from hopper.store.postgres.listener import CHANNEL, payload
+from hopper.store.postgres import fanout
 from hopper.store.postgres.pool import open_pool, translated
-from hopper.store.postgres.schema import checked_schema, named_blocks, queries
-from hopper.store.postgres.store import PostgresQueueStore
-
-# Wake-ups name their sender; a server ignores only its own instance's, and the
-# fan-out's come from here, so every server (this one too) hears them.
-_INSTANCE = "sns"
+from hopper.store.postgres.schema import checked_schema, named_blocks
 
 
 @cache
@@ -136,28 +129,12 @@ class PostgresTopicStore:
     # --- QueueFanout --------------------------------------------------------------
 
     async def deliver(self, copies: Sequence[QueueCopy]) -> list[SendResult | QueueError]:
-        """Every copy under SendMessage's rules in one transaction (see the module)."""
+        """Every copy under SendMessage's rules in one transaction (fanout.py)."""
         if not copies:
             return []
         with translated():
             async with self.pool.acquire() as connection, connection.transaction():
-                queues = QueueService(
-                    PostgresQueueStore.on_connection(connection, schema=self._schema)
-                )
-                results = [await _send(queues, key, draft) for key, draft in copies]
-                woken = sorted({key for (key, _), result in zip(copies, results, strict=True)
-                                if not isinstance(result, QueueError)})
-                if woken:
-                    await connection.execute(queries()["notify"], CHANNEL,
-                                             [payload(_INSTANCE, key) for key in woken])
-        return results
-
-
-async def _send(queues: QueueService, key: Any, draft: Any) -> SendResult | QueueError:
-    try:
-        return await queues.send(key, draft)
-    except QueueError as error:
-        return error
+                return await fanout.deliver(connection, self._schema, copies)
 
 
 def _topic(row: asyncpg.Record) -> Topic:
