@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from hopper.core.service import QueueService
+from hopper.observability.sns_metrics import TopicRecorder
 from hopper.settings import Settings
 from hopper.sns.deliveries import Deliveries
 from hopper.sns.service import TopicService
@@ -48,6 +49,7 @@ def assemble_sns(settings: Settings, queues: QueueService) -> SnsAssembly:
     store, fanout = _stores(settings, queues)
     topics = TopicService(store)
     deliveries = Deliveries(topics, fanout, resolver(settings.region))
+    deliveries.events = TopicRecorder()
     from hopper.sns_http import attach
 
     attach(topics, deliveries)

@@ -85,7 +85,7 @@ class HttpDeliveries(HttpSink):
                 await asyncio.sleep(delivery_policies.delay(policy, attempt))
             status = await post(copy.subscription.endpoint, headers, copy.draft.body)
             if status is not None and 200 <= status < 300:
-                self._deliveries.delivered[arn] += 1
+                self._deliveries.events.delivered(arn, copy.subscription.protocol)
                 return
             if status is not None and status < 500 and status != 429:
                 break  # a client error: SNS does not retry it

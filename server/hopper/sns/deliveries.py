@@ -10,9 +10,9 @@ from __future__ import annotations
 import functools
 import itertools
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from hopper.core.errors import QueueError
 from hopper.core.ids import new_id
@@ -30,6 +30,28 @@ from hopper.sns.store import QueueCopy, QueueFanout
 _TEXT_PROTOCOLS = frozenset({"sms", "email"})
 # How many recorded sends (email, SMS, ...) a server keeps for tests to read.
 MAX_RECORDED = 10_000
+
+
+class TopicEvents(Protocol):
+    """What metrics hear: per topic ARN, publications, and copies delivered or failed
+    by protocol (a failed copy may still reach its dead-letter queue)."""
+
+    def published(self, topic_arn: str, count: int) -> None: ...
+
+    def delivered(self, topic_arn: str, protocol: str) -> None: ...
+
+    def failed(self, topic_arn: str, protocol: str) -> None: ...
+
+
+class NoTopicEvents:
+    def published(self, topic_arn: str, count: int) -> None:
+        pass
+
+    def delivered(self, topic_arn: str, protocol: str) -> None:
+        pass
+
+    def failed(self, topic_arn: str, protocol: str) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -51,10 +73,8 @@ class Deliveries:
         self.signer: Signer | None = None
         self.http: HttpSink | None = None
         self.recorded: list[Sent] = []
-        # Per topic ARN: publications, copies delivered, copies that failed (metrics).
-        self.published: Counter[str] = Counter()
-        self.delivered: Counter[str] = Counter()
-        self.failed: Counter[str] = Counter()
+        # Hears of publications, copies delivered and copies that failed (metrics).
+        self.events: TopicEvents = NoTopicEvents()
         # FIFO sequence numbers: increasing in this process (time-based, so across a
         # restart too); a queue's own sequence numbers order what it holds.
         self._sequence = itertools.count(time.time_ns())
@@ -107,7 +127,7 @@ class Deliveries:
             for sub in live:
                 if passes(sub, publication):
                     self._route(topic, sub, publication, addresses, queued)
-        self.published[topic.arn] += len(publications)
+        self.events.published(topic.arn, len(publications))
         await self._enqueue(queued)
 
     def _route(self, topic: Topic, sub: Subscription, publication: Publication,
@@ -118,7 +138,7 @@ class Deliveries:
         elif sub.protocol in ("http", "https") and self.http is not None:
             self.http.notify(topic, sub, publication, body)
         else:
-            self.delivered[topic.arn] += 1
+            self.events.delivered(topic.arn, sub.protocol)
             if len(self.recorded) >= MAX_RECORDED:
                 del self.recorded[: MAX_RECORDED // 2]
             self.recorded.append(Sent(sub.arn, sub.protocol, sub.endpoint, body))
@@ -145,14 +165,14 @@ class Deliveries:
             if isinstance(result, QueueError):
                 failed.append(copy)
             else:
-                self.delivered[copy.publication.topic_arn] += 1
+                self.events.delivered(copy.publication.topic_arn, "sqs")
         await self.dead_letter(failed)
 
     async def dead_letter(self, failed: Sequence[Copy]) -> None:
         """Send each failed copy to its subscription's dead-letter queue, if any."""
         dead: list[QueueCopy] = []
         for copy in failed:
-            self.failed[copy.publication.topic_arn] += 1
+            self.events.failed(copy.publication.topic_arn, copy.subscription.protocol)
             policy = copy.subscription.attributes.get("RedrivePolicy")
             key = self.queue_key(attributes.dead_letter_target(policy)) if policy else None
             if key is not None:
