@@ -16,6 +16,7 @@ from hopper.sns.deliveries import Deliveries
 from hopper.sns.service import TopicService
 from hopper.sns.signing import CERTIFICATE_PATH
 from hopper.sns.store import QueueFanout, TopicStore
+from hopper.sns_http import HttpDeliveries, attach
 from hopper.wire.sns.parts import Sns
 from hopper.wire.sns.queue_arns import resolver
 
@@ -24,15 +25,17 @@ from hopper.wire.sns.queue_arns import resolver
 class SnsAssembly:
     parts: Sns
     store: TopicStore
+    http: HttpDeliveries | None = None
 
     async def start(self) -> None:
         await self.store.start()
         await self.parts.deliveries.start()
+        if self.http is not None:
+            self.http.start()
 
     async def close(self) -> None:
-        http = self.parts.deliveries.http
-        if http is not None and hasattr(http, "close"):
-            await http.close()
+        if self.http is not None:
+            await self.http.close()
         await self.store.close()
 
     def routes(self) -> list[BaseRoute]:
@@ -50,10 +53,8 @@ def assemble_sns(settings: Settings, queues: QueueService) -> SnsAssembly:
     topics = TopicService(store)
     deliveries = Deliveries(topics, fanout, resolver(settings.region))
     deliveries.events = TopicRecorder()
-    from hopper.sns_http import attach
-
-    attach(topics, deliveries)
-    return SnsAssembly(Sns(topics, deliveries), store)
+    http = attach(topics, deliveries)
+    return SnsAssembly(Sns(topics, deliveries), store, http)
 
 
 def _stores(settings: Settings, queues: QueueService) -> tuple[TopicStore, QueueFanout]:
@@ -62,11 +63,13 @@ def _stores(settings: Settings, queues: QueueService) -> tuple[TopicStore, Queue
         from hopper.store.memory.topics import ServiceFanout
 
         urls = [url.strip() for url in settings.nats_url.split(",") if url.strip()]
-        return JetStreamTopicStore(urls, replicas=settings.nats_replicas), ServiceFanout(queues)
+        store = JetStreamTopicStore(urls, replicas=settings.nats_replicas)
+        return store, ServiceFanout(queues, store)
     if settings.database_url is None:
         from hopper.store.memory.topics import MemoryTopicStore, ServiceFanout
 
-        return MemoryTopicStore(), ServiceFanout(queues)
+        memory = MemoryTopicStore()
+        return memory, ServiceFanout(queues, memory)
     from hopper.store.postgres.topics import PostgresTopicStore
 
     store = PostgresTopicStore(settings.database_url, schema=settings.database_schema)

@@ -4,53 +4,108 @@ every notification POSTed with SNS's headers, retried under the delivery policy
 sent to the subscription's dead-letter queue. A 2xx delivers; another status is a
 client error, not retried (as SNS does), and dead-lettered.
 
-Deliveries in flight live in this process: a server that stops drops its retries (on
-every store; see the README's SNS section).
+Notifications wait in the topic store's outbox (TopicStore.add_posts: on PostgreSQL in
+the publish's own transaction), so they survive a restart where the store does.
+Confirmation requests are sent once, from this process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from hopper.core.ids import new_id
 from hopper.core.model import MessageDraft
 from hopper.sns import delivery_policies, envelopes
-from hopper.sns.deliveries import Copy, Deliveries, HttpSink
+from hopper.sns.deliveries import Copy, Deliveries
 from hopper.sns.envelopes import Addresses
-from hopper.sns.model import Publication, Sent, Subscription, Topic
+from hopper.sns.model import Post, Publication, Sent, Subscription, Topic
 from hopper.sns.service import TopicService
 
 log = logging.getLogger("hopper.sns.http")
 # AWS waits 15 seconds for an endpoint's answer.
 ATTEMPT_SECONDS = 15.0
+# A claimed post is this server's for one attempt; a post whose server died is due
+# again once its lease ends.
+LEASE_SECONDS = ATTEMPT_SECONDS + 15.0
+# How often the outbox is looked at when no publish of this server woke it (posts of
+# other servers, retries coming due).
+POLL_SECONDS = 0.5
+CLAIM_LIMIT = 100
 USER_AGENT = "Amazon Simple Notification Service Agent"
 
 
-class HttpDeliveries(HttpSink):
+class HttpDeliveries:
+    """Delivers the topic store's outbox: claims due posts (a lease per attempt, so
+    several servers share the work and a post of a dead server is taken up again),
+    POSTs them, and finishes, reschedules or dead-letters each."""
+
     def __init__(self, topics: TopicService, deliveries: Deliveries) -> None:
         self._topics = topics
         self._deliveries = deliveries
         self._tasks: set[asyncio.Task[None]] = set()
+        self._due = asyncio.Event()
+        self._loop: asyncio.Task[None] | None = None
 
-    def notify(self, topic: Topic, sub: Subscription, publication: Publication,
-               body: str) -> None:
-        headers = {
-            "x-amz-sns-message-type": "Notification",
-            "x-amz-sns-message-id": publication.id,
-            "x-amz-sns-topic-arn": topic.arn,
-            "x-amz-sns-subscription-arn": sub.arn,
-        }
-        if sub.attributes.get("RawMessageDelivery", "").lower() == "true":
-            headers["x-amz-sns-rawdelivery"] = "true"
+    def wake(self) -> None:
+        self._due.set()
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._round()
+            except Exception:  # noqa: BLE001 - a store fault: the next round tries again
+                log.exception("hopper: the SNS outbox round failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._due.wait(), POLL_SECONDS)
+            self._due.clear()
+
+    async def _round(self) -> None:
+        now = self._topics.clock.time()
+        posts = await self._topics.store.claim_posts(
+            now=now, lease_until=now + LEASE_SECONDS, limit=CLAIM_LIMIT
+        )
+        for post in posts:
+            self._spawn(self._attempt(post))
+
+    async def _attempt(self, post: Post) -> None:
+        status = await send(post.url, post.headers, post.body)
+        store = self._topics.store
+        if status is not None and 200 <= status < 300:
+            self._deliveries.events.delivered(post.topic_arn, _protocol(post.url))
+            await store.finish_post(post.id)
+            return
+        sub = await store.get_subscription(post.subscription_arn)
+        topic = await store.get_topic(post.topic_arn)
+        if sub is None or topic is None:  # unsubscribed meanwhile: nobody to deliver to
+            await store.finish_post(post.id)
+            return
         policy = delivery_policies.policy_of(
             sub.attributes.get("DeliveryPolicy"), topic.attributes.get("DeliveryPolicy")
         )
-        copy = Copy(sub, publication, MessageDraft(body=body))
-        self._spawn(self._deliver(copy, headers, policy))
+        retryable = status is None or status >= 500 or status == 429
+        if retryable and post.attempts < policy.num_retries:
+            delay = delivery_policies.delay(policy, post.attempts + 1)
+            await store.retry_post(post.id, attempts=post.attempts + 1,
+                                   due_at=self._topics.clock.time() + delay)
+            return
+        await self._give_up(post, sub)
+
+    async def _give_up(self, post: Post, sub: Subscription) -> None:
+        # A client error, or the retries ran out: the subscription's dead-letter queue.
+        publication = Publication(post.headers.get("x-amz-sns-message-id", post.id),
+                                  post.topic_arn, post.body, 0.0)
+        await self._deliveries.dead_letter([Copy(sub, publication,
+                                                 MessageDraft(body=post.body))])
+        await self._topics.store.finish_post(post.id)
 
     def confirm(self, topic: Topic, sub: Subscription, base_url: str) -> None:
         """Send a pending subscription its confirmation request (HTTP/S) or record it
@@ -72,38 +127,26 @@ class HttpDeliveries(HttpSink):
         }
         self._spawn(self._post_once(sub.endpoint, headers, body))
 
-    def _spawn(self, work: object) -> None:
-        task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _deliver(self, copy: Copy, headers: Mapping[str, str],
-                       policy: delivery_policies.RetryPolicy) -> None:
-        arn = copy.publication.topic_arn
-        for attempt in range(policy.num_retries + 1):
-            if attempt:
-                await asyncio.sleep(delivery_policies.delay(policy, attempt))
-            status = await post(copy.subscription.endpoint, headers, copy.draft.body)
-            if status is not None and 200 <= status < 300:
-                self._deliveries.events.delivered(arn, copy.subscription.protocol)
-                return
-            if status is not None and status < 500 and status != 429:
-                break  # a client error: SNS does not retry it
-        await self._deliveries.dead_letter([copy])
-
     async def _post_once(self, url: str, headers: Mapping[str, str], body: str) -> None:
-        status = await post(url, headers, body)
+        status = await send(url, headers, body)
         if status is None or status >= 300:
             log.warning("hopper: confirmation request to %s answered %s", url, status)
 
     async def close(self) -> None:
+        if self._loop is not None:
+            self._loop.cancel()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=2.0)
 
 
-async def post(url: str, headers: Mapping[str, str], body: str) -> int | None:
+async def send(url: str, headers: Mapping[str, str], body: str) -> int | None:
     """POST `body` to `url`: the answer's status, or None when none came in time."""
     try:
         return await asyncio.wait_for(_post(url, headers, body), ATTEMPT_SECONDS)
@@ -130,6 +173,10 @@ async def _post(url: str, headers: Mapping[str, str], body: str) -> int:
         return int(status_line.split()[1])
     finally:
         writer.close()
+
+
+def _protocol(url: str) -> str:
+    return "https" if url.lower().startswith("https:") else "http"
 
 
 def attach(topics: TopicService, deliveries: Deliveries) -> HttpDeliveries:

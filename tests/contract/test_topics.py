@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from hopper.sns.errors import NotFound
-from hopper.sns.model import Subscription, Topic
+from hopper.sns.model import Post, Subscription, Topic
 from hopper.sns.store import TopicStore
 
 from .topic_stores import TOPIC_STORES
@@ -129,3 +129,38 @@ async def test_unsubscribe_frees_the_endpoint(topics: TopicStore) -> None:
 async def test_signing_key_is_the_first_candidate_forever(topics: TopicStore) -> None:
     assert await topics.signing_key(b"first") == b"first"
     assert await topics.signing_key(b"second") == b"first"
+
+
+def post(post_id: str, due_at: float) -> Post:
+    return Post(post_id, PREFIX + "a:1", PREFIX + "a", "http://127.0.0.1:9/",
+                {"x-amz-sns-message-type": "Notification"}, "body", 0, due_at)
+
+
+async def test_posts_are_claimed_when_due_oldest_first_and_leased(topics: TopicStore) -> None:
+    await topics.add_posts([post("late", 200.0), post("early", 100.0), post("later", 900.0)])
+    claimed = await topics.claim_posts(now=500.0, lease_until=530.0, limit=10)
+    assert [p.id for p in claimed] == ["early", "late"]
+    assert claimed[0] == post("early", 100.0)
+    assert await topics.claim_posts(now=520.0, lease_until=550.0, limit=10) == []
+    again = await topics.claim_posts(now=531.0, lease_until=560.0, limit=1)
+    assert [p.id for p in again] == ["early"]
+
+
+async def test_concurrent_claims_never_take_one_post_twice(topics: TopicStore) -> None:
+    await topics.add_posts([post(str(n), 1.0) for n in range(6)])
+    claims = await asyncio.gather(*(topics.claim_posts(now=10.0, lease_until=40.0, limit=6)
+                                    for _ in range(3)))
+    ids = [p.id for claim in claims for p in claim]
+    assert sorted(ids) == [str(n) for n in range(6)]
+
+
+async def test_a_retried_post_is_due_again_unleased_and_a_finished_one_gone(
+    topics: TopicStore,
+) -> None:
+    await topics.add_posts([post("p", 1.0), post("q", 1.0)])
+    await topics.claim_posts(now=10.0, lease_until=100.0, limit=10)
+    await topics.retry_post("p", attempts=1, due_at=20.0)
+    await topics.finish_post("q")
+    await topics.finish_post("q")
+    [retried] = await topics.claim_posts(now=20.0, lease_until=50.0, limit=10)
+    assert (retried.id, retried.attempts, retried.due_at) == ("p", 1, 20.0)

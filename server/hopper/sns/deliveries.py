@@ -20,7 +20,7 @@ from hopper.core.model import MessageDraft
 from hopper.sns import attributes, envelopes, filter_matching, filter_policies, publishing
 from hopper.sns.envelopes import Addresses
 from hopper.sns.errors import TopicError
-from hopper.sns.model import Publication, Sent, Subscription, Topic
+from hopper.sns.model import Post, Publication, Sent, Subscription, Topic
 from hopper.sns.publishing import PublishDraft
 from hopper.sns.service import QueueResolver, TopicService
 from hopper.sns.signing import Signer, new_key
@@ -123,20 +123,24 @@ class Deliveries:
         )
         live = [sub for sub in subs if sub.confirmed]
         queued: list[Copy] = []
+        posts: list[Post] = []
         for publication in publications:
             for sub in live:
                 if passes(sub, publication):
-                    self._route(topic, sub, publication, addresses, queued)
+                    self._route(topic, sub, publication, addresses, (queued, posts))
         self.events.published(topic.arn, len(publications))
-        await self._enqueue(queued)
+        await self._enqueue(queued, posts)
+        if posts and self.http is not None:
+            self.http.wake()
 
     def _route(self, topic: Topic, sub: Subscription, publication: Publication,
-               addresses: Addresses, queued: list[Copy]) -> None:
+               addresses: Addresses, into: tuple[list[Copy], list[Post]]) -> None:
         body = self.body(topic, sub, publication, addresses)
         if sub.protocol == "sqs":
-            queued.append(Copy(sub, publication, _queue_draft(sub, publication, body)))
-        elif sub.protocol in ("http", "https") and self.http is not None:
-            self.http.notify(topic, sub, publication, body)
+            into[0].append(Copy(sub, publication, _queue_draft(sub, publication, body)))
+        elif sub.protocol in ("http", "https"):
+            into[1].append(notification_post(sub, publication, body,
+                                             self.service.clock.time()))
         else:
             self.events.delivered(topic.arn, sub.protocol)
             if len(self.recorded) >= MAX_RECORDED:
@@ -156,10 +160,11 @@ class Deliveries:
         )
         return envelopes.dumps(envelope)
 
-    async def _enqueue(self, copies: Sequence[Copy]) -> None:
+    async def _enqueue(self, copies: Sequence[Copy], posts: Sequence[Post]) -> None:
         placed = [(copy, self.queue_key(copy.subscription.endpoint)) for copy in copies]
         sendable = [(copy, key) for copy, key in placed if key is not None]
-        results = await self.fanout.deliver([(key, copy.draft) for copy, key in sendable])
+        results = await self.fanout.deliver([(key, copy.draft) for copy, key in sendable],
+                                            posts)
         failed = [copy for copy, key in placed if key is None]
         for (copy, _), result in zip(sendable, results, strict=True):
             if isinstance(result, QueueError):
@@ -181,12 +186,26 @@ class Deliveries:
             await self.fanout.deliver(dead)
 
 
-class HttpSink:
-    """Where HTTP/S copies go (http_deliveries.HttpDeliveries)."""
+class HttpSink(Protocol):
+    """What delivers the outbox's posts (sns_http.HttpDeliveries)."""
 
-    def notify(self, topic: Topic, sub: Subscription, publication: Publication,
-               body: str) -> None:
-        raise NotImplementedError
+    def wake(self) -> None:
+        """New posts are due: look now rather than at the next poll."""
+
+
+def notification_post(sub: Subscription, publication: Publication, body: str,
+                      now: float) -> Post:
+    """The POST of one notification, with SNS's headers."""
+    headers = {
+        "x-amz-sns-message-type": "Notification",
+        "x-amz-sns-message-id": publication.id,
+        "x-amz-sns-topic-arn": publication.topic_arn,
+        "x-amz-sns-subscription-arn": sub.arn,
+    }
+    if attributes.raw_delivery(sub):
+        headers["x-amz-sns-rawdelivery"] = "true"
+    return Post(new_id(), sub.arn, publication.topic_arn, sub.endpoint, headers, body,
+                due_at=now)
 
 
 def passes(sub: Subscription, publication: Publication) -> bool:

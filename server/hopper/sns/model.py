@@ -82,3 +82,19 @@ class Sent:
     protocol: str
     endpoint: str
     body: str
+
+
+@dataclass(frozen=True)
+class Post:
+    """One notification for an HTTP/S subscriber, kept by the store until it is
+    delivered or given up (so deliveries survive a restart where the store does).
+    `attempts` made so far; due at `due_at` (epoch seconds)."""
+
+    id: str
+    subscription_arn: str
+    topic_arn: str
+    url: str
+    headers: Mapping[str, str]
+    body: str
+    attempts: int = 0
+    due_at: float = 0.0

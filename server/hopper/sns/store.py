@@ -16,7 +16,7 @@ from typing import Protocol
 
 from hopper.core.errors import QueueError
 from hopper.core.model import MessageDraft, QueueKey, SendResult
-from hopper.sns.model import Subscription, Topic
+from hopper.sns.model import Post, Subscription, Topic
 
 # One copy for one queue: where it goes and what it is.
 QueueCopy = tuple[QueueKey, MessageDraft]
@@ -85,12 +85,34 @@ class TopicStore(Protocol):
         one, or `candidate`, stored, when there is none yet (the first server's)."""
         ...
 
+    # --- the outbox of HTTP/S notifications ------------------------------------------
+
+    async def add_posts(self, posts: Sequence[Post]) -> None:
+        """Keep `posts` until finished (see also QueueFanout.deliver)."""
+        ...
+
+    async def claim_posts(self, *, now: float, lease_until: float, limit: int) -> list[Post]:
+        """Up to `limit` posts due by `now` and not leased past `now`, oldest due first,
+        each leased until `lease_until`: two concurrent claims (any processes) never
+        take the same post while its lease runs."""
+        ...
+
+    async def finish_post(self, post_id: str) -> None:
+        """Forget the post (delivered, or given up). Idempotent."""
+        ...
+
+    async def retry_post(self, post_id: str, *, attempts: int, due_at: float) -> None:
+        """Record a failed attempt: the post is due again at `due_at`, unleased."""
+        ...
+
 
 class QueueFanout(Protocol):
-    async def deliver(self, copies: Sequence[QueueCopy]) -> list[SendResult | QueueError]:
-        """Enqueue each copy into its queue under SQS's send rules, all in one atomic
-        step where the store can (PostgreSQL: one transaction; a store that cannot says
-        so): one result per copy, in order, a QueueError (QueueNotFound, the queue's
-        refusals) for a copy that was not enqueued. A refused copy never undoes the
-        others."""
+    async def deliver(
+        self, copies: Sequence[QueueCopy], posts: Sequence[Post] = ()
+    ) -> list[SendResult | QueueError]:
+        """Enqueue each copy into its queue under SQS's send rules, and keep `posts` in
+        the topic store's outbox, all in one atomic step where the store can
+        (PostgreSQL: one transaction; a store that cannot says so): one result per
+        copy, in order, a QueueError (QueueNotFound, the queue's refusals) for a copy
+        that was not enqueued. A refused copy never undoes the others."""
         ...

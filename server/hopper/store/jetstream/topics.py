@@ -6,7 +6,8 @@ Keys (KV keys allow no `:`, so ARNs are hex-encoded): `t.<arn>` a topic (its
 attributes and tags, JSON), `s.<arn>` a subscription, `u.<topic|protocol|endpoint>`
 the claim that makes one subscription per topic, protocol and endpoint (created with
 create-if-absent, so two servers subscribing one endpoint at once store one), and
-`key` the signing key. Creation is create-if-absent, changes are compare-and-set on
+`key` the signing key, `p.<id>` a post of the outbox (claimed by
+compare-and-set). Creation is create-if-absent, changes are compare-and-set on
 the revision read, so each method is atomic across processes. Deleting a topic deletes
 its subscriptions one by one after it: a server that dies between leaves
 subscriptions of no topic, which no publish reaches and listings skip.
@@ -23,11 +24,11 @@ from typing import Any
 
 import nats
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
 from hopper.core.errors import StoreUnavailable
 from hopper.sns.errors import NotFound
-from hopper.sns.model import Subscription, Topic
+from hopper.sns.model import Post, Subscription, Topic
 
 _CAS_ATTEMPTS = 20
 _ERRORS = (nats.errors.Error, OSError, TimeoutError)
@@ -48,14 +49,17 @@ class JetStreamTopicStore:
         self._prefix = prefix
         self._nc: Any = None
         self._kv: Any = None
+        self._js: Any = None
 
     async def start(self) -> None:
         try:
             self._nc = await nats.connect(servers=self._urls, connect_timeout=2)
-            js = self._nc.jetstream(timeout=5.0)
+            js = self._js = self._nc.jetstream(timeout=5.0)
             self._kv = await js.create_key_value(KeyValueConfig(
                 bucket=f"{self._prefix}_topics", history=1, replicas=self._replicas,
-                storage=StorageType.FILE,
+                # No direct gets: a follower may answer those from behind (as the queue
+                # store's buckets, store/jetstream/edge.py).
+                storage=StorageType.FILE, direct=False,
             ))
         except _ERRORS as error:
             raise StoreUnavailable(f"JetStream: {type(error).__name__}: {error}") from error
@@ -86,12 +90,18 @@ class JetStreamTopicStore:
             raise StoreUnavailable(str(error)) from error
 
     async def _keys(self, kind: str) -> list[str]:
+        """The keys of `kind` ("t", "s", "p"), deleted ones included (their gets find
+        nothing). Read from the stream's own subject list, which the stream's leader
+        answers: the bucket's key watcher (`kv.keys()`) was seen to miss a key put just
+        before."""
+        bucket = f"{self._prefix}_topics"
+        subjects = f"$KV.{bucket}.{kind}.>"
         try:
-            return [k for k in await self._kv.keys() if k.startswith(kind + ".")]
-        except NoKeysError:
-            return []
+            info = await self._js.stream_info(f"KV_{bucket}", subjects_filter=subjects)
         except _ERRORS as error:
             raise StoreUnavailable(str(error)) from error
+        found = info.state.subjects or {}
+        return [subject.split(".", 2)[2] for subject in found]
 
     async def _delete(self, key: str) -> None:
         try:
@@ -208,6 +218,59 @@ class JetStreamTopicStore:
         found = await self._get("key")
         assert found is not None
         return str(found[0]["pem"]).encode("ascii")
+
+
+    # --- the outbox: `p.<id>` entries, leased by compare-and-set -----------------------
+
+    async def add_posts(self, posts: Sequence[Post]) -> None:
+        for post in posts:
+            await self._create("p." + post.id, {**_post_json(post), "leased_until": 0.0})
+
+    async def claim_posts(self, *, now: float, lease_until: float, limit: int) -> list[Post]:
+        due = []
+        for key in await self._keys("p"):
+            found = await self._get(key)
+            if found is not None and found[0]["due_at"] <= now >= found[0]["leased_until"]:
+                due.append((found[0]["due_at"], key, found))
+        claimed: list[Post] = []
+        for _, key, (value, revision) in sorted(due, key=lambda item: item[:2]):
+            if len(claimed) == limit:
+                break
+            if await self._swap(key, {**value, "leased_until": lease_until}, revision):
+                claimed.append(_post(value))
+        return claimed
+
+    async def _swap(self, key: str, value: Mapping[str, Any], revision: int) -> bool:
+        try:
+            await self._kv.update(key, json.dumps(value).encode(), last=revision)
+            return True
+        except KeyWrongLastSequenceError:
+            return False  # another server claimed or changed it first
+        except _ERRORS as error:
+            raise StoreUnavailable(str(error)) from error
+
+    async def finish_post(self, post_id: str) -> None:
+        await self._delete("p." + post_id)
+
+    async def retry_post(self, post_id: str, *, attempts: int, due_at: float) -> None:
+        for _ in range(_CAS_ATTEMPTS):
+            found = await self._get("p." + post_id)
+            if found is None:
+                return
+            value = {**found[0], "attempts": attempts, "due_at": due_at, "leased_until": 0.0}
+            if await self._swap("p." + post_id, value, found[1]):
+                return
+
+
+def _post_json(post: Post) -> dict[str, Any]:
+    return {"id": post.id, "subscription_arn": post.subscription_arn,
+            "topic_arn": post.topic_arn, "url": post.url, "headers": dict(post.headers),
+            "body": post.body, "attempts": post.attempts, "due_at": post.due_at}
+
+
+def _post(value: Mapping[str, Any]) -> Post:
+    fields = {k: v for k, v in value.items() if k != "leased_until"}
+    return Post(**fields)
 
 
 def _page(arns: list[str], prefix: str, after: str | None) -> list[str]:

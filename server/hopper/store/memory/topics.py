@@ -15,8 +15,8 @@ from hopper.core.errors import QueueError
 from hopper.core.model import SendResult
 from hopper.core.service import QueueService
 from hopper.sns.errors import NotFound
-from hopper.sns.model import Subscription, Topic
-from hopper.sns.store import QueueCopy
+from hopper.sns.model import Post, Subscription, Topic
+from hopper.sns.store import QueueCopy, TopicStore
 
 T = TypeVar("T")
 
@@ -26,6 +26,8 @@ class MemoryTopicStore:
         self._topics: dict[str, Topic] = {}
         self._subscriptions: dict[str, Subscription] = {}
         self._key: bytes | None = None
+        # The outbox: post id -> (post, leased until).
+        self._posts: dict[str, tuple[Post, float]] = {}
 
     async def start(self) -> None:
         pass
@@ -99,19 +101,46 @@ class MemoryTopicStore:
         return self._key
 
 
+    async def add_posts(self, posts: Sequence[Post]) -> None:
+        for post in posts:
+            self._posts[post.id] = (post, 0.0)
+
+    async def claim_posts(self, *, now: float, lease_until: float, limit: int) -> list[Post]:
+        due = sorted((post for post, leased in self._posts.values()
+                      if post.due_at <= now and leased <= now), key=lambda p: p.due_at)
+        for post in due[:limit]:
+            self._posts[post.id] = (post, lease_until)
+        return due[:limit]
+
+    async def finish_post(self, post_id: str) -> None:
+        self._posts.pop(post_id, None)
+
+    async def retry_post(self, post_id: str, *, attempts: int, due_at: float) -> None:
+        found = self._posts.get(post_id)
+        if found is not None:
+            self._posts[post_id] = (
+                dataclasses.replace(found[0], attempts=attempts, due_at=due_at), 0.0)
+
+
 def _page(items: Mapping[str, T], prefix: str, after: str | None, limit: int) -> list[T]:
     arns = sorted(a for a in items if a.startswith(prefix) and (after is None or a > after))
     return [items[arn] for arn in arns[:limit]]
 
 
 class ServiceFanout:
-    """QueueFanout through the queue service itself, copy after copy: the in-memory
-    store's sends cannot fail half-way, and each wakes its queue's long polls."""
+    """QueueFanout through the queue service itself, copy after copy (each wakes its
+    queue's long polls), the posts kept by `topics` first. Atomic on the in-memory
+    store, whose steps cannot fail half-way; not on JetStream (README, "SNS")."""
 
-    def __init__(self, queues: QueueService) -> None:
+    def __init__(self, queues: QueueService, topics: TopicStore) -> None:
         self._queues = queues
+        self._topics = topics
 
-    async def deliver(self, copies: Sequence[QueueCopy]) -> list[SendResult | QueueError]:
+    async def deliver(
+        self, copies: Sequence[QueueCopy], posts: Sequence[Post] = ()
+    ) -> list[SendResult | QueueError]:
+        if posts:
+            await self._topics.add_posts(posts)
         results: list[SendResult | QueueError] = []
         for key, draft in copies:
             try:

@@ -20,7 +20,7 @@ import asyncpg
 from hopper.core.errors import QueueError
 from hopper.core.model import SendResult
 from hopper.sns.errors import NotFound
-from hopper.sns.model import Subscription, Topic
+from hopper.sns.model import Post, Subscription, Topic
 from hopper.sns.store import QueueCopy
 from hopper.store.postgres import fanout
 from hopper.store.postgres.pool import open_pool, translated
@@ -128,13 +128,43 @@ class PostgresTopicStore:
 
     # --- QueueFanout --------------------------------------------------------------
 
-    async def deliver(self, copies: Sequence[QueueCopy]) -> list[SendResult | QueueError]:
-        """Every copy under SendMessage's rules in one transaction (fanout.py)."""
-        if not copies:
+    async def deliver(
+        self, copies: Sequence[QueueCopy], posts: Sequence[Post] = ()
+    ) -> list[SendResult | QueueError]:
+        """Every copy under SendMessage's rules, and the posts, in one transaction
+        (fanout.py)."""
+        if not copies and not posts:
             return []
         with translated():
             async with self.pool.acquire() as connection, connection.transaction():
+                if posts:
+                    await connection.execute(self._sql["add_posts"], _posts_json(posts))
                 return await fanout.deliver(connection, self._schema, copies)
+
+    async def add_posts(self, posts: Sequence[Post]) -> None:
+        if posts:
+            await self._fetch("add_posts", _posts_json(posts))
+
+    async def claim_posts(self, *, now: float, lease_until: float, limit: int) -> list[Post]:
+        rows = await self._fetch("claim_posts", now, lease_until, limit)
+        return sorted((_post(row) for row in rows), key=lambda post: post.due_at)
+
+    async def finish_post(self, post_id: str) -> None:
+        await self._fetch("finish_post", post_id)
+
+    async def retry_post(self, post_id: str, *, attempts: int, due_at: float) -> None:
+        await self._fetch("retry_post", post_id, attempts, due_at)
+
+
+def _posts_json(posts: Sequence[Post]) -> list[dict[str, Any]]:
+    return [{"id": p.id, "subscription_arn": p.subscription_arn, "topic_arn": p.topic_arn,
+             "url": p.url, "headers": dict(p.headers), "body": p.body,
+             "attempts": p.attempts, "due_at": p.due_at} for p in posts]
+
+
+def _post(row: asyncpg.Record) -> Post:
+    return Post(row["id"], row["subscription_arn"], row["topic_arn"], row["url"],
+                dict(row["headers"]), row["body"], row["attempts"], row["due_at"])
 
 
 def _topic(row: asyncpg.Record) -> Topic:

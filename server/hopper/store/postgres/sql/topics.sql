@@ -82,3 +82,29 @@ WITH stored AS (
 )
 SELECT pem FROM stored UNION ALL SELECT pem FROM sns_signing_key
 WHERE NOT EXISTS (SELECT 1 FROM stored);
+
+-- name: add_posts
+-- Keep notifications for HTTP/S subscribers. $1 the posts (jsonb array of objects with
+-- id, subscription_arn, topic_arn, url, headers, body, attempts, due_at).
+INSERT INTO sns_posts (id, subscription_arn, topic_arn, url, headers, body, attempts, due_at)
+SELECT p.id, p.subscription_arn, p.topic_arn, p.url, p.headers, p.body, p.attempts, p.due_at
+FROM jsonb_to_recordset($1::jsonb) AS p (id text, subscription_arn text, topic_arn text,
+    url text, headers jsonb, body text, attempts integer, due_at float8);
+
+-- name: claim_posts
+-- Lease up to $3 posts due by $1 and not leased past it, oldest due first, until $2.
+WITH due AS (
+    -- what is due, skipping rows another server is claiming right now
+    SELECT id FROM sns_posts WHERE due_at <= $1 AND leased_until <= $1
+    ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED
+)
+UPDATE sns_posts p SET leased_until = $2 FROM due WHERE p.id = due.id
+RETURNING p.*;
+
+-- name: finish_post
+-- $1 id.
+DELETE FROM sns_posts WHERE id = $1;
+
+-- name: retry_post
+-- $1 id, $2 attempts made, $3 when it is due again.
+UPDATE sns_posts SET attempts = $2, due_at = $3, leased_until = 0 WHERE id = $1;
