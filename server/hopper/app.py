@@ -12,6 +12,7 @@ from starlette.applications import Starlette
 from hopper.auth.gate import from_settings
 from hopper.console.api import Console
 from hopper.console.history import History, sample_depths
+from hopper.console.topics import TopicConsole
 from hopper.core.events import Broadcast
 from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
@@ -101,7 +102,9 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
             await service.close()
 
     rest = Starlette(
-        routes=routes(service, counts, [*console.routes(), *sns.routes()]),
+        routes=routes(service, counts, [
+            *console.routes(), *TopicConsole(sns.parts, keys=keys).routes(), *sns.routes(),
+        ]),
         lifespan=lifespan,
         exception_handlers=framework_errors(),
     )
