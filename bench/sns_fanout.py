@@ -1,8 +1,8 @@
-"""What one SNS publish fanned out to N queues costs on the PostgreSQL store: publishes
-per second, and the CPU per publish of the hopper process and of its database backends
+"""What one SNS publish fanned out to N queues costs (PostgreSQL, or --store memory):
+publishes per second, and the CPU per publish of the hopper process and of its database backends
 (bench/meter.py), against N single SendMessage calls of the same message for scale.
 
-    PYTHONPATH=server .venv/bin/python bench/sns_fanout.py [--queues 10] [--seconds 10]
+    PYTHONPATH=server:. .venv/bin/python bench/sns_fanout.py [--queues 10] [--seconds 10]
 
 A fresh database per run; boto3 clients in threads on the same machine (their CPU is
 not counted). Each publish is one transaction enqueueing N copies (store/postgres/topics.py).
@@ -68,13 +68,15 @@ def load(url: str, seconds: float, threads: int, work) -> int:
 
 
 async def measure(args: argparse.Namespace) -> None:
-    database = await empty_database()
+    memory = args.store == "memory"
+    database = None if memory else await empty_database()
     name = f"hopper-bench-{uuid.uuid4().hex[:8]}"
-    dsn = dsn_for(database) + f"?application_name={name}"
+    options = [] if database is None else [
+        "--database-url", dsn_for(database) + f"?application_name={name}"]
     with tempfile.TemporaryDirectory() as scratch:
-        server = start_hopper("--database-url", dsn, "--log-level", "warning",
+        server = start_hopper(*options, "--log-level", "warning",
                               log=Path(scratch) / "hopper.log")
-        meter = Meter(server.process.pid, dsn_for(database), name)
+        meter = Meter(server.process.pid, None if database is None else dsn_for(database), name)
         try:
             topic, urls = set_up(server.url, args.queues)
 
@@ -97,7 +99,8 @@ async def measure(args: argparse.Namespace) -> None:
         finally:
             await meter.close()
             server.stop()
-            await drop(database)
+            if database is not None:
+                await drop(database)
 
 
 def main() -> None:
@@ -105,6 +108,7 @@ def main() -> None:
     parser.add_argument("--queues", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--store", choices=["postgres", "memory"], default="postgres")
     asyncio.run(measure(parser.parse_args()))
 
 
