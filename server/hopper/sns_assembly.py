@@ -63,8 +63,8 @@ def _stores(settings: Settings, queues: QueueService) -> tuple[TopicStore, Queue
         from hopper.store.memory.topics import ServiceFanout
 
         urls = [url.strip() for url in settings.nats_url.split(",") if url.strip()]
-        store = JetStreamTopicStore(urls, replicas=settings.nats_replicas)
-        return store, ServiceFanout(queues, store)
+        nats = JetStreamTopicStore(urls, replicas=settings.nats_replicas)
+        return nats, ServiceFanout(queues, nats)
     if settings.database_url is None:
         from hopper.store.memory.topics import MemoryTopicStore, ServiceFanout
 
@@ -72,5 +72,5 @@ def _stores(settings: Settings, queues: QueueService) -> tuple[TopicStore, Queue
         return memory, ServiceFanout(queues, memory)
     from hopper.store.postgres.topics import PostgresTopicStore
 
-    store = PostgresTopicStore(settings.database_url, schema=settings.database_schema)
-    return store, store
+    postgres = PostgresTopicStore(settings.database_url, schema=settings.database_schema)
+    return postgres, postgres

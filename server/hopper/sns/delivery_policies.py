@@ -137,5 +137,5 @@ def _backoff(policy: RetryPolicy, step: int, steps: int) -> float:
     if policy.backoff == "arithmetic":
         return low + (high - low) * share * share
     if policy.backoff == "geometric":
-        return low * (high / low) ** (share ** 0.5)
-    return low * (high / low) ** share  # exponential
+        return low * float((high / low) ** (share ** 0.5))
+    return low * float((high / low) ** share)  # exponential

@@ -49,7 +49,7 @@ def _key(conditions: Sequence[Condition], values: Values) -> bool:
 
 def _condition(condition: Condition, values: Values) -> bool:
     if condition.kind == "exists":
-        return (values is not None) == condition.operand
+        return (values is not None) is bool(condition.operand)
     if values is None:
         return False
     if condition.kind == "anything-but":
@@ -66,7 +66,7 @@ def _value(condition: Condition, value: Any) -> bool:
     if not isinstance(value, str):
         return False
     if kind == "equals-ignore-case":
-        return value.lower() == operand.lower()
+        return value.lower() == str(operand).lower()
     if kind in ("prefix", "suffix"):
         text = value.lower() if condition.ignore_case else value
         return text.startswith(operand) if kind == "prefix" else text.endswith(operand)
