@@ -290,3 +290,26 @@ def test_fifo_topic_rules(sns, sqs) -> None:
     plain = sns.create_topic(Name=unique("t"))["TopicArn"]
     assert code_of(sns.publish, TopicArn=plain, Message="m", MessageGroupId="g")[0] == (
         "InvalidParameter")
+
+
+def test_raw_delivery_carries_ten_attributes_and_an_eleventh_fails_to_the_dlq(sns, sqs) -> None:
+    # SNS takes more than 10 attributes; an SQS message holds 10 (SNS Developer Guide,
+    # "Amazon SNS message attributes": raw delivery to SQS sends at most 10).
+    dlq_url, dlq_arn = queue_with_arn(sqs, unique("dlq"))
+    arn, url, _ = topic_and_queue(
+        sns, sqs, RawMessageDelivery="true",
+        RedrivePolicy=json.dumps({"deadLetterTargetArn": dlq_arn}))
+    _, enveloped_arn = queue_with_arn(sqs, unique("env"))
+    enveloped = sqs.get_queue_url(QueueName=enveloped_arn.rsplit(":", 1)[1])["QueueUrl"]
+    sns.subscribe(TopicArn=arn, Protocol="sqs", Endpoint=enveloped_arn)
+
+    def attributes(count: int) -> dict:
+        return {f"a{n}": {"DataType": "String", "StringValue": "v"} for n in range(count)}
+
+    sns.publish(TopicArn=arn, Message="ten", MessageAttributes=attributes(10))
+    sns.publish(TopicArn=arn, Message="eleven", MessageAttributes=attributes(11))
+    assert [m["Body"] for m in receive_all(sqs, url, 2)] == ["ten"]
+    assert [m["Body"] for m in receive_all(sqs, dlq_url, 1)] == ["eleven"]
+    counts = sorted(len(json.loads(m["Body"])["MessageAttributes"])
+                    for m in receive_all(sqs, enveloped, 2))
+    assert counts == [10, 11]

@@ -182,8 +182,17 @@ class Deliveries:
             key = self.queue_key(attributes.dead_letter_target(policy)) if policy else None
             if key is not None:
                 dead.append((key, copy.draft))
-        if dead:
-            await self.fanout.deliver(dead)
+        if not dead:
+            return
+        results = await self.fanout.deliver(dead)
+        # A copy the dead-letter queue refuses too (as it holds at most 10 attributes,
+        # say) goes there as its body alone rather than be lost.
+        bare = [(key, MessageDraft(body=draft.body, group_id=draft.group_id,
+                                   deduplication_id=draft.deduplication_id))
+                for (key, draft), result in zip(dead, results, strict=True)
+                if isinstance(result, QueueError) and draft.attributes]
+        if bare:
+            await self.fanout.deliver(bare)
 
 
 class HttpSink(Protocol):
