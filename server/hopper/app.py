@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 from starlette.applications import Starlette
 
+from hopper import browsers
 from hopper.auth.gate import from_settings
 from hopper.console.api import Console
 from hopper.console.history import History, sample_depths
+from hopper.console.sessions import Sessions
 from hopper.console.topics import TopicConsole
 from hopper.core.events import Broadcast
 from hopper.core.outcomes import ReceiptMode
@@ -19,6 +21,7 @@ from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
+from hopper.observability import scrapes
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
@@ -77,7 +80,8 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     events.add(sampled)
     gate = from_settings(settings)
     keys = None if gate is None else gate.keys
-    console = Console(service, counts, history, keys=keys, home=settings.region)
+    signed = None if keys is None else Sessions(keys, settings.console_sessions_since)
+    console = Console(service, counts, history, signed=signed, home=settings.region)
     sns = assemble_sns(settings, service)
 
     @asynccontextmanager
@@ -103,12 +107,14 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
 
     rest = Starlette(
         routes=routes(service, counts, [
-            *console.routes(), *TopicConsole(sns.parts, keys=keys).routes(), *sns.routes(),
+            *console.routes(), *TopicConsole(sns.parts, signed=signed).routes(), *sns.routes(),
         ]),
         lifespan=lifespan,
         exception_handlers=framework_errors(),
     )
-    return Assembly(front(service, settings, actions, gate, rest, sns.parts), service, sns)
+    app = front(service, settings, actions, gate, rest, sns.parts)
+    app = scrapes.guard(app, scrapes.Scrapes(settings.metrics_token, keys is not None))
+    return Assembly(browsers.guard(app, browsers.Browsers.from_settings(settings)), service, sns)
 
 
 def create_app_from_environment() -> AsgiApp:

@@ -15,8 +15,8 @@ from hopper.sns.store import TopicStore
 from hopper.store.jetstream.topics import JetStreamTopicStore
 from hopper.store.memory.topics import MemoryTopicStore
 from hopper.store.postgres.topics import PostgresTopicStore
-from jetstream.servers import one_node
-from postgres.databases import SCHEMA, fresh_database
+from tests.jetstream.servers import one_node
+from tests.postgres.databases import SCHEMA, fresh_database
 
 
 @asynccontextmanager

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from postgres.test_processes import (
+from tests.postgres.test_processes import (
     KILL_AFTER,
     LOAD_SECONDS,
     SENDERS,
@@ -31,7 +31,7 @@ from postgres.test_processes import (
     in_thread,
     receive_everything,
 )
-from server.processes import (
+from tests.server.processes import (
     HopperProcess,
     server_environment,
     start_hopper,

@@ -21,7 +21,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from server.processes import HopperProcess, start_hopper
+from tests.server.processes import HopperProcess, start_hopper
 
 from .databases import SCHEMA
 from .test_processes import WAIT_SECONDS, in_thread, serving

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from server.http_subscribers import subscriber
-from server.sns_clients import sns_client
+from tests.server.http_subscribers import subscriber
+from tests.server.sns_clients import sns_client
 
 from .test_processes import in_thread, serving
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from hopper.console.answers import CONSOLE_HEADER
 from hopper.testing import HopperServer
 
 from .sns_clients import queue_with_arn, receive_all, sns_client, sqs_in
@@ -21,9 +22,14 @@ def test_the_console_lists_topics_with_subscriptions_and_publishes() -> None:
                       Attributes={"RawMessageDelivery": "true"})
         api = server.endpoint_url + "/dashboard/api/topics"
         [listed] = httpx.get(api).json()["topics"]
-        answer = httpx.post(api + "/publish", json={"topic_arn": topic, "message": "hi"})
-        missing = httpx.post(api + "/publish", json={"topic_arn": topic + "x", "message": "m"})
-        empty = httpx.post(api + "/publish", json={"topic_arn": topic, "message": ""})
+        # Console actions carry the console's header (console/answers.py).
+        headers = {CONSOLE_HEADER: "1"}
+        answer = httpx.post(api + "/publish", json={"topic_arn": topic, "message": "hi"},
+                            headers=headers)
+        missing = httpx.post(api + "/publish", json={"topic_arn": topic + "x", "message": "m"},
+                             headers=headers)
+        empty = httpx.post(api + "/publish", json={"topic_arn": topic, "message": ""},
+                           headers=headers)
         [received] = receive_all(sqs, url, 1)
     assert (listed["arn"], listed["name"], listed["fifo"]) == (topic, "shown", False)
     assert listed["subscriptions"] == [{

@@ -38,9 +38,10 @@ def test_policies_beyond_aws_limits_are_refused(fields: dict) -> None:
 
 
 def test_the_limits_themselves_are_accepted() -> None:
-    delivery_policies.check(retry(numRetries=100, minDelayTarget=1, maxDelayTarget=3600,
-                                  numNoDelayRetries=40, numMinDelayRetries=30,
-                                  numMaxDelayRetries=30, backoffFunction="exponential"))
+    text = retry(numRetries=100, minDelayTarget=1, maxDelayTarget=3600, numNoDelayRetries=40,
+                 numMinDelayRetries=30, numMaxDelayRetries=30, backoffFunction="exponential")
+    delivery_policies.check(text)
+    assert policy_of(text, None) == RetryPolicy(100, 1, 3600, 40, 30, 30, "exponential")
 
 
 def test_the_schedule_runs_its_phases_with_exponential_backoff() -> None:

@@ -7,6 +7,7 @@ import base64
 
 import pytest
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
@@ -47,4 +48,7 @@ def test_signatures_verify_with_the_certificates_key(version, algorithm) -> None
     signer = Signer(new_key())
     signature = base64.b64decode(signer.sign(NOTIFICATION, version))
     key = x509.load_pem_x509_certificate(signer.certificate).public_key()
-    key.verify(signature, canonical(NOTIFICATION), padding.PKCS1v15(), algorithm)
+    assert key.verify(signature, canonical(NOTIFICATION), padding.PKCS1v15(), algorithm) is None
+    tampered = canonical({**NOTIFICATION, "Message": "changed"})
+    with pytest.raises(InvalidSignature):
+        key.verify(signature, tampered, padding.PKCS1v15(), algorithm)

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from hopper.auth.credentials import Keys
+from hopper.console import sessions
 from hopper.console.answers import Caller, Problem, answering, caller, json_body, text_field
 from hopper.sns.envelopes import Addresses
 from hopper.sns.errors import TopicError
@@ -30,8 +30,8 @@ _EVERY = 10**9
 
 
 class TopicConsole:
-    def __init__(self, sns: Sns, *, keys: Keys | None) -> None:
-        self.sns, self.keys = sns, keys
+    def __init__(self, sns: Sns, *, signed: sessions.Sessions | None) -> None:
+        self.sns, self.signed = sns, signed
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -40,7 +40,7 @@ class TopicConsole:
         ]
 
     async def topics(self, request: Request) -> Response:
-        who = caller(request, self.keys)
+        who = caller(request, self.signed)
         store = self.sns.topics.store
         found = await store.list_topics("arn:aws:sns:", after=None, limit=_EVERY)
         visible = [topic for topic in found if _sees(who, topic)]
@@ -48,7 +48,7 @@ class TopicConsole:
         return JSONResponse({"topics": [_topic_json(topic, subs) for topic in visible]})
 
     async def publish(self, request: Request) -> Response:
-        who = caller(request, self.keys)
+        who = caller(request, self.signed)
         document = await json_body(request)
         arn = text_field(document, "topic_arn") or ""
         draft = PublishDraft(message=text_field(document, "message"),

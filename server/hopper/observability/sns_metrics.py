@@ -6,22 +6,21 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-# The registry /metrics scrapes (metrics.py's own; not public there, shared here).
-from hopper.observability.metrics import _REGISTRY
+from hopper.observability.metrics import COUNTERS
 
 PUBLISHED = Counter(
     "hopper_sns_messages_published", "Messages published to a topic (Publish, PublishBatch).",
-    ["topic"], registry=_REGISTRY,
+    ["topic"], registry=COUNTERS,
 )
 DELIVERED = Counter(
     "hopper_sns_deliveries", "Copies of published messages delivered to subscribers.",
-    ["topic", "protocol"], registry=_REGISTRY,
+    ["topic", "protocol"], registry=COUNTERS,
 )
 FAILED = Counter(
     "hopper_sns_deliveries_failed",
     "Copies that could not be delivered (then sent to the subscription's dead-letter "
     "queue, if it has one).",
-    ["topic", "protocol"], registry=_REGISTRY,
+    ["topic", "protocol"], registry=COUNTERS,
 )
 
 

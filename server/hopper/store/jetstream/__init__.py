@@ -54,8 +54,8 @@ this store), and each operation costs in proportion to its queue's depth;
 nats-server's `max_payload` must exceed 1 MiB plus a ledger (8 MB is plenty). Two
 ledgers written by one step (a redrive, a move) are two compare-and-sets: the target is
 written first, so a lost race afterwards can duplicate a message (at-least-once) but not
-lose one. The model's state classes are the memory store's own (`codec.py` encodes
-them), so the two stores cannot drift apart.
+lose one. The model's state classes are the ledger's (`store/ledger/`, which `codec.py`
+encodes) and its rules the memory store's, so the two stores cannot drift apart.
 """
 
 from hopper.store.jetstream.store import MAX_QUEUE_DEPTH, JetStreamQueueStore

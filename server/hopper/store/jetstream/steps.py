@@ -211,7 +211,7 @@ class Steps:
                 except edge.Conflict:
                     await asyncio.sleep(random.uniform(0, 0.002 * min(round_, 10)))
                     continue
-                self.dead_lettered.update(model._dead_lettered)
+                self.dead_lettered.update(model.dead_lettered())
             for entry, (ok, value) in zip(group, outcomes, strict=True):
                 if ok:
                     entry.future.set_result(Done(value, bodies, revision))
@@ -221,11 +221,9 @@ class Steps:
         raise StoreUnavailable("JetStream: too much contention on a queue's ledger")
 
     def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:
-        model = MemoryQueueStore(self._clock)
+        model = MemoryQueueStore(self._clock, tokens=PendingTokens())
         for key, one in loaded.items():
-            model._queues[key] = one.ledger.queue
-        # The model only ever calls next() on its token sequence.
-        model._tokens = PendingTokens()  # type: ignore[assignment]
+            model.hold(key, one.ledger.queue)
         return model
 
     async def _commit(

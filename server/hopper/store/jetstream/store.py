@@ -237,7 +237,7 @@ class JetStreamQueueStore:
         published = await self._p.bodies.publish(stored)
 
         async def op(model: MemoryQueueStore) -> list[SendResult]:
-            queue = model._queues[key]
+            queue = model.ledger(key)
             # Only near the limit is it worth dropping what retention has expired.
             wanted = len(messages)
             if len(queue.messages) + wanted > self._max_depth and (
