@@ -35,7 +35,9 @@ FIXED = {
 # Attributes whose value is a JSON document: compared as JSON, not as spelled (spaces).
 JSON_VALUED = ("Policy", "RedrivePolicy", "RedriveAllowPolicy")
 _URL = re.compile(r"https?://[^/\s\"'<>]+/\d{12}/")
-_ARN = re.compile(r"arn:aws:sqs:[a-z0-9-]+:\d{12}:")
+_ARN = re.compile(r"arn:aws:(sqs|sns):[a-z0-9-]+:\d{12}:")
+# An SNS subscription ARN ends in an id of the server's making.
+_SUBSCRIPTION = re.compile(r"(arn:aws:sns:[^\s\"']+):[0-9a-f]{8}-[0-9a-f-]{27}")
 _BARE_ENDPOINT = re.compile(r"^https?://[^/\s]+/?$")
 
 
@@ -140,7 +142,8 @@ def normalise_text(text: str, known: dict[str, str] | None = None) -> str:
     """Host, port and account out of URLs and ARNs; known ids and handles inside text
     (an error message that quotes a receipt handle)."""
     text = _URL.sub("<endpoint>/<account>/", text)
-    text = _ARN.sub("arn:aws:sqs:<region>:<account>:", text)
+    text = _ARN.sub(r"arn:aws:\1:<region>:<account>:", text)
+    text = _SUBSCRIPTION.sub(r"\1:<subscription>", text)
     text = _BARE_ENDPOINT.sub("<endpoint>", text)
     for raw, placeholder in (known or {}).items():
         if len(raw) >= 8 and raw in text:

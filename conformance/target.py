@@ -70,6 +70,7 @@ class Target:
         self.answers: list[dict[str, Any]] = []
         self._client: Any = None
         self._query: QueryClient | None = None
+        self._sns: Any = None
 
     # -- clients ---------------------------------------------------------------
 
@@ -84,6 +85,31 @@ class Target:
                 config=CLIENT_CONFIG,
             )
         return self._client
+
+    def sns_client(self) -> Any:
+        """A boto3 SNS client for this server (made once): the same endpoint."""
+        if self._sns is None:
+            self._sns = boto3.client(
+                "sns", endpoint_url=self.endpoint, aws_access_key_id="test",
+                aws_secret_access_key="test", config=CLIENT_CONFIG,
+            )
+        return self._sns
+
+    def sns(self, op: str, *, record: bool = True, **params: Any) -> dict[str, Any]:
+        """Call SNS's `op` (e.g. "Publish") with boto3 (SNS speaks the query protocol)."""
+        method = getattr(self.sns_client(), _snake(op))
+        answer: dict[str, Any] = {"protocol": "sns", "op": op, "params": _shown(params)}
+        try:
+            response = dict(method(**params))
+        except ClientError as failure:
+            meta = failure.response.get("ResponseMetadata", {})
+            error = {k: v for k, v in failure.response.get("Error", {}).items()
+                     if k in ("Code", "Type", "Message")}
+            answer |= {"status": meta.get("HTTPStatusCode"), "error": error}
+        else:
+            meta = response.pop("ResponseMetadata", {})
+            answer |= {"status": meta.get("HTTPStatusCode"), "response": response}
+        return self._keep(answer, record)
 
     def query_client(self) -> QueryClient:
         if self._query is None:

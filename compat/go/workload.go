@@ -28,6 +28,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -89,6 +91,14 @@ func main() {
 	})
 	fmt.Printf("client go-sdk-v2 aws-sdk-go-v2/service/sqs %s query\n", sdkVersion)
 	run(client, *prefix)
+	topics := sns.New(sns.Options{
+		Region:           "us-east-1",
+		Credentials:      credentials.NewStaticCredentialsProvider("test", "test", ""),
+		EndpointResolver: sns.EndpointResolverFromURL(*endpoint),
+		RetryMaxAttempts: 1,
+		HTTPClient:       ownBodies{http.DefaultClient},
+	})
+	step("sns_fan_out", func() { fanOut(topics, client, *prefix) })
 	fmt.Println("done")
 }
 
@@ -201,6 +211,26 @@ func run(client *sqs.Client, prefix string) {
 			must(client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(queue)}))
 		}
 	})
+}
+
+// fanOut: SNS through the same SDK's service/sns (query protocol, signed for sns): a
+// topic fanned out to a raw queue with a filter policy, the publish it must and must
+// not get.
+func fanOut(topics *sns.Client, client *sqs.Client, prefix string) {
+	topic := must(topics.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(prefix + "-events")})).TopicArn
+	raw := must(client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(prefix + "-raw")})).QueueUrl
+	must(topics.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic, Protocol: aws.String("sqs"),
+		Endpoint: aws.String(arn(client, *raw)), Attributes: map[string]string{
+			"RawMessageDelivery": "true", "FilterPolicy": `{"kind": ["order"]}`}}))
+	for _, kind := range []string{"order", "refund"} {
+		must(topics.Publish(ctx, &sns.PublishInput{TopicArn: topic, Message: aws.String("a " + kind),
+			MessageAttributes: map[string]snstypes.MessageAttributeValue{
+				"kind": {DataType: aws.String("String"), StringValue: aws.String(kind)}}}))
+	}
+	got := one(client, &sqs.ReceiveMessageInput{QueueUrl: raw, WaitTimeSeconds: 5})
+	expect(*got.Body == "a order", "raw body %s", *got.Body)
+	must(topics.DeleteTopic(ctx, &sns.DeleteTopicInput{TopicArn: topic}))
+	must(client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: raw}))
 }
 
 func batch(client *sqs.Client, url string) {

@@ -6,7 +6,7 @@
 //   node client_sqs.mjs --endpoint URL --prefix NAME
 
 import {
-  announce, done, expect, md5OfAttributes, options, packageVersion, sqsClient, step,
+  announce, done, expect, md5OfAttributes, options, packageVersion, snsClient, sqsClient, step,
 } from "./steps.mjs";
 
 const { endpoint, prefix } = options();
@@ -159,6 +159,24 @@ await step("fifo", async () => {
   const { Messages = [] } = await call("ReceiveMessage", { QueueUrl: fifo, WaitTimeSeconds: 1 });
   expect(Messages.length === 0, "the duplicate was not delivered");
   await call("DeleteQueue", { QueueUrl: fifo });
+});
+
+// SNS through @aws-sdk/client-sns v3: a topic fanned out to a raw queue with a filter
+// policy; the publish it must and must not get.
+await step("sns_fan_out", async () => {
+  const topics = snsClient(endpoint);
+  const { TopicArn } = await topics("CreateTopic", { Name: `${prefix}-events` });
+  const { QueueUrl } = await call("CreateQueue", { QueueName: `${prefix}-raw` });
+  await topics("Subscribe", { TopicArn, Protocol: "sqs", Endpoint: await arn(QueueUrl),
+    Attributes: { RawMessageDelivery: "true", FilterPolicy: '{"kind": ["order"]}' } });
+  for (const kind of ["order", "refund"]) {
+    await topics("Publish", { TopicArn, Message: `a ${kind}`,
+      MessageAttributes: { kind: { DataType: "String", StringValue: kind } } });
+  }
+  const got = await one({ QueueUrl, WaitTimeSeconds: 5 });
+  expect(got.Body === "a order", `raw body ${got.Body}`);
+  await topics("DeleteTopic", { TopicArn });
+  await call("DeleteQueue", { QueueUrl });
 });
 
 await step("delete_queues", async () => {

@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as sqs from "@aws-sdk/client-sqs";
+import * as sns from "@aws-sdk/client-sns";
 
 export function announce(client, version, protocol) {
   console.log(`client ${client} ${version} ${protocol}`);
@@ -74,6 +75,15 @@ export function sqsClient(endpoint) {
   });
   const call = (name, input) => client.send(new sqs[`${name}Command`](input));
   return { client, call };
+}
+
+// An @aws-sdk/client-sns v3 client for the same endpoint (SNS speaks the query protocol).
+export function snsClient(endpoint) {
+  const client = new sns.SNSClient({
+    endpoint, region: "us-east-1", maxAttempts: 1,
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  });
+  return (name, input) => client.send(new sns[`${name}Command`](input));
 }
 
 // The installed version of an npm package of compat/node.

@@ -199,6 +199,30 @@ step("fifo_refused") do
   sqs.delete_queue(queue_url: fifo)
 end
 
+# SNS through the same SDK's AWS::SNS::Client (query protocol, signed for `sns`): a topic
+# fanned out to a raw queue with a filter policy, the publish it must and must not get.
+step("sns_fan_out") do
+  sns = AWS::SNS::Client.new(
+    access_key_id: "test", secret_access_key: "test", region: "us-east-1", max_retries: 0,
+    sns_endpoint: endpoint.host, sns_port: endpoint.port, use_ssl: endpoint.scheme == "https")
+  topic = sns.create_topic(name: "#{prefix}-events")[:topic_arn]
+  raw = sqs.create_queue(queue_name: "#{prefix}-raw")[:queue_url]
+  sub = sns.subscribe(topic_arn: topic, protocol: "sqs", endpoint: arn(sqs, raw))
+  sns.set_subscription_attributes(subscription_arn: sub[:subscription_arn],
+                                  attribute_name: "RawMessageDelivery", attribute_value: "true")
+  sns.set_subscription_attributes(subscription_arn: sub[:subscription_arn],
+                                  attribute_name: "FilterPolicy",
+                                  attribute_value: JSON.generate(kind: ["order"]))
+  %w[order refund].each do |kind|
+    sns.publish(topic_arn: topic, message: "a #{kind}", message_attributes: {
+      "kind" => { data_type: "String", string_value: kind } })
+  end
+  got = one(sqs, queue_url: raw, wait_time_seconds: 5)
+  expect(got[:body] == "a order", "raw body #{got[:body]}")
+  sns.delete_topic(topic_arn: topic)
+  sqs.delete_queue(queue_url: raw)
+end
+
 step("delete_queues") do
   [url, source, dead].each { |queue| sqs.delete_queue(queue_url: queue) }
   left = sqs.list_queues(queue_name_prefix: "#{prefix}-jobs")[:queue_urls]

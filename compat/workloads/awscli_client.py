@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import sns_workload
 import sqs_workload
 from steps import ATTRIBUTES, announce, done, expect, step
 
@@ -38,20 +39,26 @@ def main() -> None:
     with step("protocol"):
         expect(protocol == "json", f"the CLI's botocore speaks {protocol}")
 
-    def call(action: str, **params: Any) -> dict[str, Any]:
-        command = [options.aws, "sqs", _kebab(action), "--endpoint-url", options.endpoint,
-                   "--region", "us-east-1", "--output", "json",
-                   "--cli-input-json", json.dumps(_to_cli(params))]
-        done_ = subprocess.run(command, capture_output=True, text=True, timeout=CALL_TIMEOUT)
-        if done_.returncode != 0:
-            raise CliError(f"aws sqs {_kebab(action)} exited {done_.returncode}: "
-                           f"{done_.stderr.strip()}")
-        return _from_cli(json.loads(done_.stdout)) if done_.stdout.strip() else {}
+    def command(service: str) -> Any:
+        def call(action: str, **params: Any) -> dict[str, Any]:
+            line = [options.aws, service, _kebab(action), "--endpoint-url", options.endpoint,
+                    "--region", "us-east-1", "--output", "json",
+                    "--cli-input-json", json.dumps(_to_cli(params))]
+            done_ = subprocess.run(line, capture_output=True, text=True, timeout=CALL_TIMEOUT)
+            if done_.returncode != 0:
+                raise CliError(f"aws {service} {_kebab(action)} exited {done_.returncode}: "
+                               f"{done_.stderr.strip()}")
+            return _from_cli(json.loads(done_.stdout)) if done_.stdout.strip() else {}
+
+        return call
+
+    call = command("sqs")
 
     # The CLI takes a blob in --cli-input-json as text (and prints blobs in base64):
     # the binary attribute is one whose bytes are text.
     attributes = dict(ATTRIBUTES, blob={"DataType": "Binary", "BinaryValue": b"bytes as text"})
     sqs_workload.run(call, options.prefix, attributes=attributes)
+    sns_workload.run(command("sns"), call, options.prefix)
     done()
 
 

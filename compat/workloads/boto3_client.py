@@ -11,6 +11,7 @@ from typing import Any
 
 import boto3
 import botocore
+import sns_workload
 import sqs_workload
 from botocore.config import Config
 from steps import announce, done, expect, snake, step
@@ -36,6 +37,16 @@ def main() -> None:
     system_names = ("MessageSystemAttributeNames" if "MessageSystemAttributeNames"
                     in receive.members else "AttributeNames")
     sqs_workload.run(call, options.prefix, system_names=system_names)
+    sns = boto3.client(
+        "sns", endpoint_url=options.endpoint, region_name="us-east-1",
+        aws_access_key_id="test", aws_secret_access_key="test",
+        config=Config(retries={"total_max_attempts": 1}, read_timeout=40),
+    )
+
+    def sns_call(action: str, **params: Any) -> dict[str, Any]:
+        return dict(getattr(sns, snake(action))(**params))
+
+    sns_workload.run(sns_call, call, options.prefix)
     done()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 MODULES = ("queues", "attributes", "messages", "receipts", "batches", "tags", "query",
-           "redrive", "fifo", "permissions", "move_tasks", "fidelity")
+           "redrive", "fifo", "permissions", "move_tasks", "fidelity", "sns")
 
 
 def load_all() -> None:

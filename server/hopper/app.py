@@ -14,17 +14,21 @@ from hopper.auth.gate import from_settings
 from hopper.console.api import Console
 from hopper.console.history import History, sample_depths
 from hopper.console.sessions import Sessions
+from hopper.console.topics import TopicConsole
 from hopper.core.events import Broadcast
 from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
+from hopper.dispatch import Dispatchers
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
 from hopper.observability import scrapes
+from hopper.observability.dispatch_metrics import DispatchRecorder
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
 from hopper.settings import Settings, load
+from hopper.sns_assembly import SnsAssembly, assemble_sns
 
 # How long a shutdown waits for the console's depth sampler to stop.
 _SAMPLER_STOP_SECONDS = 2.0
@@ -37,6 +41,7 @@ class Assembly:
 
     app: AsgiApp
     service: QueueService
+    sns: SnsAssembly | None = None
 
 
 def create_app(settings: Settings, *, actions: Mapping[str, Handler] | None = None) -> AsgiApp:
@@ -68,6 +73,7 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         visibility_floor=None if floor is None else float(floor),
         events=events,
         receipts=ReceiptMode(settings.receipts),
+        dispatch_hosts=settings.dispatch_hosts(),
     )
     # Counts of its own for the depth sampler: a sample taken mid-burst must not stand
     # in for a fresh count at the next scrape (Counts keeps a count as long as it was
@@ -79,6 +85,13 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     keys = None if gate is None else gate.keys
     signed = None if keys is None else Sessions(keys, settings.console_sessions_since)
     console = Console(service, counts, history, signed=signed, home=settings.region)
+    dispatchers = Dispatchers(
+        service,
+        region=settings.region,
+        base_url=f"http://{settings.host}:{settings.port}",
+        events=DispatchRecorder(),
+    )
+    sns = assemble_sns(settings, service)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -87,26 +100,33 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
 
             await migrate(settings.database_url, settings.database_schema)
         await service.start()
+        await sns.start()
         sampler = asyncio.create_task(sample_depths(history, service, sampled))
+        dispatching = asyncio.create_task(dispatchers.run(), name="hopper-dispatchers")
         try:
             if declared:
                 await apply(service, declared)
             with drained_on_signals(service.drain):
                 yield
         finally:
+            dispatching.cancel()
+            await asyncio.wait([dispatching], timeout=_SAMPLER_STOP_SECONDS)
             sampler.cancel()
             # Bounded: a sample stuck on an unanswering store must not hold the exit.
             await asyncio.wait([sampler], timeout=_SAMPLER_STOP_SECONDS)
+            await sns.close()
             await service.close()
 
     rest = Starlette(
-        routes=routes(service, counts, console.routes()),
+        routes=routes(service, counts, [
+            *console.routes(), *TopicConsole(sns.parts, signed=signed).routes(), *sns.routes(),
+        ]),
         lifespan=lifespan,
         exception_handlers=framework_errors(),
     )
-    app = front(service, settings, actions, gate, rest)
+    app = front(service, settings, actions, gate, rest, sns.parts)
     app = scrapes.guard(app, scrapes.Scrapes(settings.metrics_token, keys is not None))
-    return Assembly(browsers.guard(app, browsers.Browsers.from_settings(settings)), service)
+    return Assembly(browsers.guard(app, browsers.Browsers.from_settings(settings)), service, sns)
 
 
 def create_app_from_environment() -> AsgiApp:

@@ -129,6 +129,9 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      {"metavar": "URLS"}),
     ("--nats-replicas", "replicas of every JetStream stream and bucket hopper creates",
      {"type": int, "metavar": "N"}),
+    ("--dispatch-allow", "with --auth sigv4, the hosts a queue's Hopper.Dispatch may"
+     " name: comma-separated patterns (*.svc.local, 10.0.0.0/8)",
+     {"metavar": "HOSTS", "none": "loopback only"}),
 )
 
 

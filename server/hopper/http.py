@@ -45,6 +45,11 @@ from hopper.wire import (
 )
 from hopper.wire.context import RequestContext
 from hopper.wire.render_json import Rendered
+from hopper.wire.sns import endpoint as sns_endpoint
+from hopper.wire.sns import errors as sns_errors
+from hopper.wire.sns import render as sns_render
+from hopper.wire.sns import routing
+from hopper.wire.sns.parts import Sns
 
 Handler = Callable[[QueueService, RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
 Scope = MutableMapping[str, Any]
@@ -55,7 +60,7 @@ AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 log = logging.getLogger("hopper.http")
 
 # The first path segments Starlette serves; any other `/` or `/<account>/<name>` is SQS.
-_OWN_SEGMENTS = frozenset({"health", "metrics", "dashboard"})
+_OWN_SEGMENTS = frozenset({"health", "metrics", "dashboard", "sns"})
 _EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
 
 
@@ -91,6 +96,7 @@ class Endpoint:
     settings: Settings
     actions: Mapping[str, Handler]
     gate: Gate | None
+    sns: Sns | None = None  # SNS calls share `/` with SQS's (wire/sns/routing.py)
 
     def incoming(self, request: Head) -> Incoming | None:
         """The SQS request `request` is, or None for one Starlette serves."""
@@ -102,7 +108,10 @@ class Endpoint:
     async def answer(
         self, incoming: Incoming, body: bytes, gone: Callable[[], Awaitable[None]] | None
     ) -> Rendered:
-        """The answer to one SQS request whose body has been read: never an exception."""
+        """The answer to one SQS (or SNS) request whose body has been read: never an
+        exception."""
+        if self.sns is not None and routing.is_sns(incoming.headers, incoming.query_string, body):
+            return await serve_sns(incoming, body, self.sns, self.settings, self.gate)
         return await serve(
             incoming, body, self.service, self.settings, self.actions, self.gate, gone
         )
@@ -131,11 +140,13 @@ def front(
     actions: Mapping[str, Handler],
     gate: Gate | None,
     rest: AsgiApp,
+    sns: Sns | None = None,
 ) -> AsgiApp:
     """The server's ASGI app: SQS calls on `/` and queue URLs `/<account>/<name>` (both
-    protocols, GET and POST) served here, everything else by `rest` (Starlette). The
-    app carries its `Endpoint` as `app.endpoint` for the direct path."""
-    endpoint = Endpoint(service, settings, actions, gate)
+    protocols, GET and POST) served here, and SNS calls (`sns`) on `/`, everything else
+    by `rest` (Starlette). The app carries its `Endpoint` as `app.endpoint` for the
+    direct path."""
+    endpoint = Endpoint(service, settings, actions, gate, sns)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         incoming = endpoint.incoming(_head(scope)) if scope["type"] == "http" else None
@@ -342,6 +353,31 @@ async def _dispatch(
     call.action = action
     validate.check_request(params)
     return await handler(service, ctx, params)
+
+
+async def serve_sns(
+    incoming: Incoming, body: bytes, sns: Sns, settings: Settings, gate: Gate | None
+) -> Rendered:
+    """The answer to one SNS request (wire/sns/endpoint.py), after the same gate."""
+    region = routing.region(incoming.headers, incoming.query_string, settings.region)
+    ctx = dataclasses.replace(_context(incoming, settings, None), region=region)
+    started = time.perf_counter()
+    call = requests.Call(ctx.request_id)
+    try:
+        if gate is not None:
+            account = gate.admit(_arrival(incoming, body), incoming.client)
+            ctx = dataclasses.replace(ctx, account=account)
+    except errors.SqsError as error:
+        rendered = sns_render.failure(sns_errors.from_sqs(error), ctx.request_id)
+        call.outcome = error.name
+    else:
+        action, failed, rendered = await sns_endpoint.serve(
+            sns, ctx, incoming.method, incoming.query_string, body
+        )
+        call.action = action or call.action
+        call.outcome = failed or call.outcome
+    requests.finished(call, rendered.status, time.perf_counter() - started)
+    return rendered
 
 
 def _context(

@@ -66,6 +66,20 @@ class Settings:
     # Epoch seconds: console sessions issued before are void (revokes them all at once;
     # hopper.console.sessions). None: none.
     console_sessions_since: int | None = None
+    # Comma-separated host patterns a queue's Hopper.Dispatch target may name under
+    # --auth sigv4 (`*.svc.local`, `10.0.0.0/8`); None: loopback only. With auth off,
+    # any target (core/dispatch_hosts.py).
+    dispatch_allow: str | None = None
+
+    def dispatch_hosts(self) -> tuple[str, ...] | None:
+        """The hosts dispatch targets may name, or None for any."""
+        from hopper.core.dispatch_hosts import LOOPBACK_HOSTS
+
+        if self.auth == "off":
+            return None
+        if self.dispatch_allow is None:
+            return LOOPBACK_HOSTS
+        return tuple(part.strip() for part in self.dispatch_allow.split(",") if part.strip())
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor

@@ -6,6 +6,7 @@ started, empty store. Add a backend by appending a `pytest.param(factory, id=...
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -28,7 +29,8 @@ def _ignore(key: QueueKey) -> None:
 
 @asynccontextmanager
 async def memory_store(clock: Clock) -> AsyncIterator[QueueStore]:
-    store = MemoryQueueStore(clock)
+    # Seeded: the retry policy's jitter draws the same backoffs on every run.
+    store = MemoryQueueStore(clock, rng=random.Random(29))
     await store.start(_ignore)
     try:
         yield store

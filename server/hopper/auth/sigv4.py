@@ -39,6 +39,9 @@ from hopper.wire.forms import MAX_FIELDS, too_many_fields, unquote_plus
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 SERVICE = "sqs"
+# SNS shares the endpoint: its requests are scoped to `sns` (and routed by that scope,
+# so a request of either service never reaches the other).
+SERVICES = frozenset({SERVICE, "sns"})
 # AWS refuses a request whose date is more than 15 minutes from its own clock.
 MAX_SKEW_SECONDS = 15 * 60
 # A presigned URL may live at most 7 days (X-Amz-Expires 1..604800), as AWS allows.
@@ -238,7 +241,7 @@ def check_scope(claim: Claim) -> None:
             f"Credential should be scoped with a valid terminator: 'aws4_request', not "
             f"'{claim.terminator}'.",
         )
-    if claim.service != SERVICE:
+    if claim.service not in SERVICES:
         raise SqsError(
             "SignatureDoesNotMatch",
             f"Credential should be scoped to correct service: '{SERVICE}'.",

@@ -19,6 +19,7 @@ change a message (QueueStore.peek).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -78,6 +79,8 @@ class Console:
             route("/queues/{account}/{name}/purge", self.purge, "POST"),
             route("/queues/{account}/{name}/redrive", self.redrive, "POST"),
             route("/queues/{account}/{name}/redrive/{task_id}/cancel", self.cancel, "POST"),
+            route("/queues/{account}/{name}/dispatch/pause", self.pause, "POST"),
+            route("/queues/{account}/{name}/dispatch/resume", self.resume, "POST"),
         ]
 
     # --- who -----------------------------------------------------------------------------
@@ -185,6 +188,23 @@ class Console:
             raise Problem(400, "a task id is printable text", "InvalidParameterValue")
         task = await self.service.cancel_move_task(task_id, key)
         return JSONResponse({"task": render.task_json(task)})
+
+    async def pause(self, request: Request) -> Response:
+        return await self._pause(request, paused=True)
+
+    async def resume(self, request: Request) -> Response:
+        return await self._pause(request, paused=False)
+
+    async def _pause(self, request: Request, *, paused: bool) -> Response:
+        """Pause or resume the queue's dispatch: the target is kept, with `paused` set
+        (every process's dispatchers see it at their next look at the queues)."""
+        key = queue_key(request, caller(request, self.signed), self.home)
+        target = (await self.service.get_queue(key)).config.dispatch
+        if target is None:
+            raise Problem(404, f"{key.name} has no dispatch target", "NoDispatchTarget")
+        changed = dataclasses.replace(target, paused=paused)
+        await self.service.set_queue_attributes(key, {"dispatch": changed})
+        return JSONResponse({"dispatch": dataclasses.asdict(changed)})
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ Texts stay texts: the page puts every value in place as text, never as markup.""
 from __future__ import annotations
 
 import base64
+import dataclasses
 from typing import Any
 
 from hopper.core.model import MessageAttribute, MoveTask, PeekedMessage, QueueKey
@@ -13,6 +14,8 @@ from hopper.observability.overview import QueueView
 
 def queue_json(view: QueueView) -> dict[str, Any]:
     rule = view.record.config.dead_letter
+    policy = view.record.config.retry_policy
+    target = view.record.config.dispatch
     return {
         "account": view.key.account,
         "name": view.key.name,
@@ -28,6 +31,8 @@ def queue_json(view: QueueView) -> dict[str, Any]:
         "max_receive_count": None if rule is None else rule.max_receive_count,
         "dead_letter_depth": view.dead_letter_depth,
         "dead_letter_sources": [source.name for source in view.sources],
+        "retry_policy": None if policy is None else dataclasses.asdict(policy),
+        "dispatch": None if target is None else dataclasses.asdict(target),
     }
 
 
@@ -49,6 +54,7 @@ def message_json(peeked: PeekedMessage, now: float) -> dict[str, Any]:
         "deduplication_id": message.deduplication_id,
         "sequence_number": message.sequence_number,
         "dead_letter_source": None if source is None else source.name,
+        "last_error": message.last_error,
         "attributes": {
             name: attribute_json(value) for name, value in message.attributes.items()
         },

@@ -183,7 +183,9 @@ class LongPolls:
         for group order and receive attempts. `gone` returns once the caller went away:
         the poll then ends with nothing."""
         deadline = asyncio.get_running_loop().time() + wait
-        takes = None if key.is_fifo else lease
+        # A queue with a retry policy draws each delivery's backoff in the store's claim:
+        # nothing is handed to it at arrival.
+        takes = None if key.is_fifo or config.retry_policy is not None else lease
         watch: Watch | None = None
         try:
             with self.wakeups.watch(key, capacity=max_messages, lease=takes) as watch:

@@ -11,6 +11,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.retries import RetryPolicy
 
 
@@ -62,6 +63,9 @@ class QueueConfig:
     # hopper's Hopper.RetryPolicy (core/retries.py): a lease that ends without a delete
     # hides the message for a backoff; None (the default) is SQS's "visible at once".
     retry_policy: RetryPolicy | None = None
+    # hopper's Hopper.Dispatch (core/dispatch_targets.py): hopper itself delivers the
+    # queue's messages to this HTTP target; None (the default): clients receive them.
+    dispatch: DispatchTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,9 @@ class StoredMessage:
     deduplication_id: str | None = None
     sequence_number: int | None = None
     dead_letter_source: QueueKey | None = None
+    # Why its latest dispatch failed (Hopper.LastError): the target's status and the
+    # start of its answer, or the connection error. It goes along to a dead-letter queue.
+    last_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -186,13 +193,16 @@ class PeekedMessage:
     """A message as an operator sees it without receiving it (the console's browser):
     nothing about it changed by looking. `first_received_at` is None before its first
     delivery; `visible_at` is when it is (or was) receivable; `token` is the fencing
-    token of its latest delivery (0: never delivered in this queue)."""
+    token of its latest delivery (0: never delivered in this queue); `retry_delay`: the
+    retry policy's backoff after its latest lease (visible_at less it is when that
+    lease ends or ended)."""
 
     message: StoredMessage
     receive_count: int
     visible_at: float
     first_received_at: float | None = None
     token: int = 0
+    retry_delay: float = 0.0
 
 
 class ReceiptOutcome(enum.Enum):
@@ -221,6 +231,9 @@ class ReceiptResult:
 class VisibilityChange:
     receipt: Receipt
     timeout: float
+    # Kept with the message as its last_error when the change applies (a dispatcher
+    # releasing what its target failed); None leaves what the message had.
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -228,7 +241,8 @@ class QueueStats:
     """Approximate counts, as SQS reports them, plus what an operator needs.
 
     visible: deliverable now; in_flight: under a lease; delayed: not yet deliverable
-    because of a delay and never delivered; oldest_sent_at: send time of the oldest
+    because of a delay and never delivered, or backing off after a lease under the
+    queue's retry policy; oldest_sent_at: send time of the oldest
     message still in the queue (None when empty); oldest_visible_sent_at: the same
     among the visible ones (how far behind the consumers are); redelivered: messages
     received more than once; redeliveries: their deliveries beyond the first, summed.

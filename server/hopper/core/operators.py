@@ -26,11 +26,13 @@ class MessageState(enum.Enum):
 
 
 def state_of(peeked: PeekedMessage, now: float) -> MessageState:
-    """The stats' rule: receivable now is visible; held back and delivered before is in
-    flight; held back and never delivered is delayed."""
+    """The stats' rule: receivable now is visible; under a lease is in flight; held back
+    otherwise (never delivered yet, or backing off after a lease under a retry
+    policy) is delayed."""
     if peeked.visible_at <= now:
         return MessageState.VISIBLE
-    return MessageState.IN_FLIGHT if peeked.receive_count > 0 else MessageState.DELAYED
+    leased = peeked.receive_count > 0 and peeked.visible_at - peeked.retry_delay > now
+    return MessageState.IN_FLIGHT if leased else MessageState.DELAYED
 
 
 async def browse(service: QueueService, key: QueueKey) -> list[PeekedMessage]:

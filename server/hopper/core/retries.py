@@ -14,6 +14,8 @@ from typing import Literal
 
 Jitter = Literal["full", "equal", "none"]
 JITTERS: tuple[Jitter, ...] = ("full", "equal", "none")
+# The longest backoff a policy may name: 12 hours, the longest visibility timeout.
+MAX_DELAY_SECONDS = 43_200.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import replace
 from typing import Any
 
-from hopper.core import fifo, limits, messages, outcomes, pages, permissions, queues
+from hopper.core import dispatch_hosts, fifo, limits, messages, outcomes, pages, permissions, queues
 from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.entries import per_entry
@@ -68,6 +68,7 @@ class QueueService:
         visibility_floor: float | None = None,
         events: Events | None = None,
         receipts: ReceiptMode = ReceiptMode.STRICT,
+        dispatch_hosts: Sequence[str] | None = None,
     ) -> None:
         """`enforce_timing_rules` keeps AWS's 60-second rules (re-create after delete,
         purge interval); test suites that create and purge rapidly turn it off.
@@ -77,8 +78,10 @@ class QueueService:
         one). `visibility_floor`, when set, raises every shorter visibility timeout
         (requested or the queue's default) to it. `events` hears of every send,
         receive and delete (metrics). `receipts`: how superseded receipts are answered
-        (core/outcomes.py)."""
+        (core/outcomes.py). `dispatch_hosts`: the host patterns a Hopper.Dispatch
+        target may name, None for any (core/dispatch_hosts.py)."""
         self.store = store
+        self.dispatch_hosts = dispatch_hosts
         self.clock: Clock = clock or SystemClock()
         self.wakeups = wakeups or Wakeups()
         self._recent = RecentQueues()
@@ -146,6 +149,7 @@ class QueueService:
         fifo = bool(settings.get("fifo", False))
         queues.check_name(key, fifo)
         config = queues.new_config(settings)
+        dispatch_hosts.check_allowed(config.dispatch, self.dispatch_hosts)
         queues.check_tags(tags)
         existing = await self.store.get_queue(key)
         if existing is not None:
@@ -209,6 +213,8 @@ class QueueService:
         / InvalidAttributeName for changes SQS refuses (queue type, dead-letter target)."""
         record = await self.get_queue(key)
         config = queues.changed_config(record.config, settings)
+        if "dispatch" in settings:
+            dispatch_hosts.check_allowed(config.dispatch, self.dispatch_hosts)
         if "dead_letter" in settings:
             await queues.check_dead_letter(self.store, key, config)
         self._recent.forget(key)

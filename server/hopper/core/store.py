@@ -173,6 +173,13 @@ class QueueStore(Protocol):
         from a store-wide strictly increasing sequence, visible again at
         now + visibility_timeout, first_received_at set on its first delivery.
 
+        With the queue's retry policy (QueueConfig.retry_policy), each claimed message
+        also gets its backoff, drawn now (core/retries.py: delay_after(its new receive
+        count)): should the lease end without a delete (run out, or cut to 0 by
+        change_visibility), the message is receivable only that much later; the
+        delivery's visible_at is still the lease's end. No backoff for a delivery after
+        which the dead-letter rule moves the message (no retry follows it).
+
         A message never has two live leases: two concurrent receives never claim the
         same message. Messages older than the queue's retention period are never
         delivered. When the queue has a dead-letter rule, a message that has already been
@@ -225,8 +232,10 @@ class QueueStore(Protocol):
         now: float | None,
         max_total: float | None = None,
     ) -> list[ReceiptResult]:
-        """Make each message visible again at now + timeout, guarded by its token as in
-        `delete`. The token and the receive count are unchanged. Same outcomes as
+        """Make each message visible again at now + timeout (then, with a retry policy,
+        after the backoff its claim drew), guarded by its token as in `delete`; a change
+        with an `error` keeps it as the message's last_error (StoredMessage). The token
+        and the receive count are unchanged. Same outcomes as
         `delete`, and with `max_total`: BEYOND_LIMIT (nothing changed) when now + timeout
         is more than `max_total` seconds after the receive that made the delivery.
         Raises QueueNotFound."""
@@ -242,7 +251,8 @@ class QueueStore(Protocol):
         ...
 
     async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
-        """Counts of visible, in-flight and delayed messages (unexpired ones only).
+        """Counts of visible, in-flight and delayed messages (unexpired ones only; a
+        message backing off after a lease under a retry policy is delayed).
         Raises QueueNotFound."""
         ...
 
@@ -286,6 +296,24 @@ class QueueStore(Protocol):
         """Messages this store object has moved to dead-letter queues since it was
         created, per source queue: a running tally for metrics counters (each server
         process counts the moves its own receives made)."""
+        ...
+
+    # --- dispatch (Hopper.Dispatch) ---------------------------------------------------
+
+    async def take_dispatch_slot(
+        self, key: QueueKey, *, holder: str, slots: int, lease: float, now: float | None
+    ) -> int | None:
+        """One of the queue's `slots` dispatch slots (0 .. slots-1) for `holder`, held
+        until now + `lease`: the slot `holder` already holds (its lease renewed), else
+        the lowest slot nobody holds or whose lease has run out; None when every slot
+        is held. Atomic across processes, so a queue's dispatch has at most `slots`
+        calls in flight whatever the number of hopper processes; a dead process's
+        slots come free when their leases run out. A queue that does not exist has
+        slots all the same (they are nothing but leases)."""
+        ...
+
+    async def give_back_dispatch_slot(self, key: QueueKey, *, holder: str, slot: int) -> None:
+        """Free `slot` when `holder` holds it; otherwise nothing changes."""
         ...
 
     # --- retention ------------------------------------------------------------------

@@ -33,38 +33,38 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 
 # The process's own counters; in multiprocess mode their values live in files instead.
-_REGISTRY = CollectorRegistry()
+REGISTRY = CollectorRegistry()
 _QUEUE = ["account", "queue"]
 
 SENT = Counter(
     "hopper_messages_sent", "Messages that entered a queue (duplicates excluded).",
-    _QUEUE, registry=_REGISTRY,
+    _QUEUE, registry=REGISTRY,
 )
 RECEIVED = Counter(
     "hopper_messages_received", "Deliveries handed out by ReceiveMessage.",
-    _QUEUE, registry=_REGISTRY,
+    _QUEUE, registry=REGISTRY,
 )
 DELETED = Counter(
     "hopper_messages_deleted", "Messages deleted with DeleteMessage (and its batch).",
-    _QUEUE, registry=_REGISTRY,
+    _QUEUE, registry=REGISTRY,
 )
 REDELIVERIES = Counter(
     "hopper_redeliveries", "Deliveries of messages that had been received before.",
-    _QUEUE, registry=_REGISTRY,
+    _QUEUE, registry=REGISTRY,
 )
 DEAD_LETTERED = Counter(
     "hopper_messages_dead_lettered",
     "Messages moved from this queue to its dead-letter queue (maxReceiveCount exceeded).",
-    _QUEUE, registry=_REGISTRY,
+    _QUEUE, registry=REGISTRY,
 )
 REQUESTS = Counter(
     "hopper_requests", "SQS requests by action and outcome (ok, or the SQS error name).",
-    ["action", "outcome"], registry=_REGISTRY,
+    ["action", "outcome"], registry=REGISTRY,
 )
 # Long polls stay open up to 20 s, so the buckets reach past that.
 LATENCY = Histogram(
     "hopper_request_duration_seconds", "Time to answer an SQS request, by action.",
-    ["action"], registry=_REGISTRY,
+    ["action"], registry=REGISTRY,
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30),
 )
 
@@ -172,7 +172,7 @@ async def scrape(service: QueueService, counts: Counts) -> bytes:
 def _counters(present: set[tuple[str, str]]) -> CollectorRegistry:
     directory = os.environ.get(MULTIPROCESS_VARIABLE)
     if not directory:
-        return _REGISTRY
+        return REGISTRY
     # The workers' files keep every series they ever wrote: deleted queues' are left out
     # of the answer instead.
     files = CollectorRegistry()

@@ -178,6 +178,28 @@ function relations(queue) {
   }
 }
 
+// The queue's retry policy and dispatch target (hopper extensions), and the button
+// that pauses or resumes its dispatch.
+function delivery(queue) {
+  const parts = [];
+  const policy = queue.retry_policy;
+  if (policy !== null) {
+    parts.push(`Retries back off from ${policy.base} s to ${policy.maximum} s (${policy.jitter} jitter).`);
+  }
+  const target = queue.dispatch;
+  if (target !== null) {
+    parts.push(`Dispatched to ${target.url} (${target.payload}, batches of ${target.batch_size}, ` +
+      `${target.max_concurrency} at once, ${target.timeout} s timeout)${target.paused ? ": paused" : ""}.`);
+  }
+  $("delivery-text").textContent = parts.join(" ");
+  const toggle = $("dispatch-toggle");
+  toggle.hidden = target === null;
+  if (target !== null) {
+    toggle.textContent = target.paused ? "resume dispatch" : "pause dispatch";
+    toggle.dataset.action = target.paused ? "resume" : "pause";
+  }
+}
+
 function taskRow(task) {
   const tr = document.createElement("tr");
   tr.dataset.task = task.id;
@@ -210,6 +232,7 @@ async function refreshQueue() {
   $("count-delayed").textContent = queue.delayed;
   $("count-age").textContent = age(queue.oldest_age);
   relations(queue);
+  delivery(queue);
   for (const node of document.querySelectorAll(".fifo-only")) node.hidden = !queue.fifo;
   $("attributes").querySelector("tbody").replaceChildren(
     ...Object.entries(data.attributes).map(([name, value]) => {
@@ -241,6 +264,7 @@ function messageRow(message) {
   tr.appendChild(text("td", message.id, "id"));
   const state = text("td", message.state.replace("_", " "), `state state-${message.state}`);
   if (message.dead) state.appendChild(text("span", ` dead (from ${message.dead_letter_source})`, "dead"));
+  if (message.last_error) state.appendChild(text("div", message.last_error, "note last-error"));
   tr.appendChild(state);
   tr.appendChild(text("td", age(message.age), "n"));
   tr.appendChild(text("td", message.receive_count, "n receives"));
@@ -337,6 +361,11 @@ $("send-form").addEventListener("submit", (event) => {
   }, "send-result");
 });
 
+$("dispatch-toggle").addEventListener("click", () => act(async () => {
+  const action = $("dispatch-toggle").dataset.action;
+  await api("POST", `${queuePath(current)}/dispatch/${action}`);
+  $("dispatch-result").textContent = action === "pause" ? "paused" : "resumed";
+}, "dispatch-result"));
 $("purge").addEventListener("click", () => { $("purge-confirm").hidden = false; });
 $("purge-no").addEventListener("click", () => { $("purge-confirm").hidden = true; });
 $("purge-yes").addEventListener("click", () => {

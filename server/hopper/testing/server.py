@@ -80,9 +80,17 @@ class HopperServer:
         return self
 
     def reset(self) -> None:
-        """Empty the server: delete every queue of every account, with its messages
-        (on PostgreSQL too). Long polls waiting on a queue end with QueueDoesNotExist."""
+        """Empty the server: delete every queue of every account, with its messages,
+        and every SNS topic with its subscriptions (on PostgreSQL too). Long polls
+        waiting on a queue end with QueueDoesNotExist."""
         self._run(self._delete_all_queues())
+        self._run(self._delete_all_topics())
+
+    def sent(self) -> list[Any]:
+        """What SNS would have sent to subscribers it does not reach (email, SMS,
+        application, Lambda, Firehose), oldest first: `hopper.sns.model.Sent` values."""
+        assert self._assembly is not None and self._assembly.sns is not None
+        return list(self._assembly.sns.parts.deliveries.recorded)
 
     def stop(self) -> None:
         """Answer waiting long polls, finish the requests in progress, stop serving."""
@@ -127,6 +135,16 @@ class HopperServer:
         keys = [record.key async for record in service.all_queues()]
         for key in keys:
             await service.delete_queue(key)
+
+    async def _delete_all_topics(self) -> None:
+        assert self._assembly is not None
+        if self._assembly.sns is None:
+            return
+        store = self._assembly.sns.store
+        while topics := await store.list_topics("arn:", after=None, limit=1000):
+            for topic in topics:
+                await store.delete_topic(topic.arn)
+        self._assembly.sns.parts.deliveries.recorded.clear()
 
     def _run(self, work: Any) -> Any:
         """Run the coroutine `work` on the server's loop and wait for its result."""

@@ -9,6 +9,10 @@ from __future__ import annotations
 # hopper's depth ceiling, a settable extension attribute (see the operator ones in
 # queue_attributes.py).
 MAXIMUM_QUEUE_DEPTH = "Hopper.MaximumQueueDepth"
+# hopper's backoff after a lease ends without a delete (core/retries.py).
+RETRY_POLICY = "Hopper.RetryPolicy"
+# hopper's own delivery of a queue's messages to an HTTP target (core/dispatch_targets.py).
+DISPATCH = "Hopper.Dispatch"
 
 # QueueConfig field -> its SQS attribute name. The attributes the core only stores and
 # echoes (Policy, KmsMasterKeyId, ...) are no field: they go to `extra` by SQS name.
@@ -22,6 +26,8 @@ FIELD_NAMES = {
     "fifo": "FifoQueue",
     "content_based_deduplication": "ContentBasedDeduplication",
     "maximum_depth": MAXIMUM_QUEUE_DEPTH,
+    "retry_policy": RETRY_POLICY,
+    "dispatch": DISPATCH,
 }
 
 

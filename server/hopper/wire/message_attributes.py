@@ -14,6 +14,10 @@ from hopper.wire.sequence_numbers import sequence_number_text
 # hopper's extension: the delivery's fencing token, returned only when asked for by name
 # (never for All, so the set an SDK or a recorded test sees for All is exactly AWS's).
 FENCING_TOKEN = "FencingToken"
+# hopper's extension: why the message's latest dispatch failed (core/model.py's
+# StoredMessage.last_error), likewise only by name.
+LAST_ERROR = "Hopper.LastError"
+_BY_NAME_ONLY = frozenset({FENCING_TOKEN, LAST_ERROR})
 # `*` is recorded on AWS as selecting every user attribute, as `All` and `.*` do.
 _EVERY_ATTRIBUTE = frozenset({"All", "*", ".*"})
 
@@ -23,7 +27,7 @@ def system_attributes(
 ) -> dict[str, str]:
     """The message system attributes a receive asked for (`AttributeNames` and
     `MessageSystemAttributeNames` together; `All` is every AWS one this message has,
-    and hopper's `FencingToken` only when named)."""
+    and hopper's `FencingToken` and `Hopper.LastError` only when named)."""
     wanted = set(requested)
     if not wanted:  # the common receive: none asked for, none built
         return {}
@@ -32,7 +36,7 @@ def system_attributes(
         return {
             name: value
             for name, value in values.items()
-            if name != FENCING_TOKEN or FENCING_TOKEN in wanted
+            if name not in _BY_NAME_ONLY or name in wanted
         }
     return {name: value for name, value in values.items() if name in wanted}
 
@@ -62,6 +66,8 @@ def _system_values(ctx: RequestContext, delivery: Delivery) -> dict[str, str]:
     }
     values.update({name: value for name, value in optional.items() if value is not None})
     values[FENCING_TOKEN] = str(delivery.token)
+    if message.last_error is not None:
+        values[LAST_ERROR] = message.last_error
     return values
 
 

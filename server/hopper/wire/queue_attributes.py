@@ -15,8 +15,9 @@ from typing import Any
 
 from hopper.core import limits
 from hopper.core.model import QueueRecord, QueueStats
-from hopper.wire.attribute_names import FIELD_NAMES, MAXIMUM_QUEUE_DEPTH
+from hopper.wire.attribute_names import DISPATCH, FIELD_NAMES, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY
 from hopper.wire.context import RequestContext
+from hopper.wire.dispatch_targets import dispatch_text, parse_dispatch
 from hopper.wire.errors import SqsError
 from hopper.wire.queue_urls import queue_arn
 from hopper.wire.redrive_policies import (
@@ -25,6 +26,7 @@ from hopper.wire.redrive_policies import (
     parse_redrive_policy,
     redrive_policy_text,
 )
+from hopper.wire.retry_policies import parse_retry_policy, retry_policy_text
 from hopper.wire.validate import parse_integer
 
 
@@ -119,6 +121,8 @@ _SETTINGS: dict[str, _Setting] = {
     "DeduplicationScope": _Setting(_one_of("messageGroup", "queue")),
     "FifoThroughputLimit": _Setting(_one_of("perQueue", "perMessageGroupId")),
     MAXIMUM_QUEUE_DEPTH: _Setting(_depth),
+    RETRY_POLICY: _Setting(parse_retry_policy),
+    DISPATCH: _Setting(parse_dispatch),
 }
 
 _READ_ONLY = (
@@ -227,8 +231,12 @@ OPERATOR_ATTRIBUTE_NAMES = (
     REDELIVERIES,
     DEAD_LETTER_QUEUE_DEPTH,
     MAXIMUM_QUEUE_DEPTH,
+    RETRY_POLICY,
+    DISPATCH,
 )
-_FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {DEAD_LETTER_QUEUE_DEPTH, MAXIMUM_QUEUE_DEPTH}
+_FROM_STATS = frozenset(OPERATOR_ATTRIBUTE_NAMES) - {
+    DEAD_LETTER_QUEUE_DEPTH, MAXIMUM_QUEUE_DEPTH, RETRY_POLICY, DISPATCH
+}
 
 
 def check_queue_attribute_names(names: Iterable[str]) -> list[str]:
@@ -309,6 +317,10 @@ def _all_values(
         values["RedrivePolicy"] = redrive_policy_text(ctx, config.dead_letter)
     if config.maximum_depth is not None:
         values[MAXIMUM_QUEUE_DEPTH] = str(config.maximum_depth)
+    if config.retry_policy is not None:
+        values[RETRY_POLICY] = retry_policy_text(config.retry_policy)
+    if config.dispatch is not None:
+        values[DISPATCH] = dispatch_text(config.dispatch)
     values.update(config.extra)
     if values.get("KmsMasterKeyId"):
         # One encryption at a time: a KMS key set later turns SQS-managed encryption off

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.model import (
     DeadLetterRule,
     MessageAttribute,
@@ -29,6 +30,7 @@ from hopper.core.model import (
     SendResult,
     StoredMessage,
 )
+from hopper.core.retries import RetryPolicy
 from hopper.store.ledger import NO_ATTRIBUTES, Attempt, Message, Queue
 
 # A write claims at most this many deliveries (a receive takes 10 at most).
@@ -85,6 +87,11 @@ def decode_record(data: bytes) -> tuple[QueueRecord, str]:
     config: dict[str, Any] = dict(raw["config"])
     rule = config.pop("dead_letter")
     dead_letter = None if rule is None else DeadLetterRule(QueueKey(rule[0], rule[1]), rule[2])
+    # orjson wrote the retry policy as an object of its fields
+    policy = config.pop("retry_policy", None)
+    config["retry_policy"] = None if policy is None else RetryPolicy(**policy)
+    target = config.pop("dispatch", None)
+    config["dispatch"] = None if target is None else DispatchTarget(**target)
     record = QueueRecord(
         key=QueueKey(raw["account"], raw["name"]),
         config=QueueConfig(**config, dead_letter=dead_letter),
@@ -193,12 +200,17 @@ def _encode_message(m: Message, body_seq: int) -> list[Any]:
         m.first_received_at,
         m.live_key,
         m.received_at,
+        m.retry_delay,
+        s.last_error,
     ]
 
 
 def _decode_message(entry: list[Any]) -> tuple[Message, int]:
     (mid, body_seq, sent_at, group, dedup, sequence, source) = entry[:7]
-    (visible_at, token, count, carried, first, live_key, received_at) = entry[7:]
+    (visible_at, token, count, carried, first, live_key, received_at) = entry[7:14]
+    # ledgers written before Hopper.RetryPolicy and Hopper.LastError lack the two
+    retry_delay = entry[14] if len(entry) > 14 else 0.0
+    last_error = entry[15] if len(entry) > 15 else None
     stored = StoredMessage(
         id=mid,
         body="",
@@ -209,6 +221,7 @@ def _decode_message(entry: list[Any]) -> tuple[Message, int]:
         deduplication_id=dedup,
         sequence_number=sequence,
         dead_letter_source=None if source is None else QueueKey(source[0], source[1]),
+        last_error=last_error,
     )
     message = Message(
         stored,
@@ -219,6 +232,7 @@ def _decode_message(entry: list[Any]) -> tuple[Message, int]:
         first_received_at=first,
         live_key=live_key,
         received_at=received_at,
+        retry_delay=retry_delay,
     )
     return message, body_seq
 

@@ -33,6 +33,7 @@ from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import Records
 from hopper.store.jetstream.steps import Done, Loaded, Steps
 from hopper.store.jetstream.tasks import MoveTasks
+from hopper.store.ledger.slots import DispatchSlots
 from hopper.store.memory import MemoryQueueStore
 
 log = logging.getLogger("hopper.jetstream")
@@ -61,7 +62,9 @@ class _Parts:
     tasks: MoveTasks
 
 
-class JetStreamQueueStore:
+# Dispatch slots are this process's alone here (store/ledger/slots.py): maxConcurrency
+# holds per process, not across a cluster, until the native store (issue 26) keeps them.
+class JetStreamQueueStore(DispatchSlots):
     def __init__(
         self,
         urls: Sequence[str],
@@ -79,6 +82,7 @@ class JetStreamQueueStore:
         self._parts: _Parts | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._wake: WakeUp | None = None
+        self._slots: dict[QueueKey, dict[int, tuple[str, float]]] = {}
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now

@@ -28,9 +28,20 @@ class Message:
     live_key: str | None = None
     # When the current delivery was made (the 12-hour total visibility counts from it).
     received_at: float | None = None
+    # The retry policy's backoff drawn at the current delivery's claim: visible_at is
+    # when the message is receivable again, its lease ends this much earlier.
+    retry_delay: float = 0.0
+
+    @property
+    def lease_ends_at(self) -> float:
+        return self.visible_at - self.retry_delay
 
     def in_flight(self, now: float) -> bool:
-        return self.receive_count > 0 and self.visible_at > now
+        return self.receive_count > 0 and self.lease_ends_at > now
+
+    def backing_off(self, now: float) -> bool:
+        """Its lease ended without a delete and its retry delay still runs."""
+        return self.receive_count > 0 and self.lease_ends_at <= now < self.visible_at
 
 
 @dataclass
@@ -49,5 +60,5 @@ def delivery(message: Message) -> Delivery:
         token=message.token,
         receive_count=message.receive_count,
         first_received_at=message.first_received_at or 0.0,
-        visible_at=message.visible_at,
+        visible_at=message.lease_ends_at,
     )

@@ -20,20 +20,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 from hopper.core import fairness, handoff, limits
 from hopper.core.clock import Clock, SystemClock
-from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     Delivery,
     MoveTask,
     NewMessage,
     PeekedMessage,
-    QueueConfig,
     QueueKey,
-    QueueRecord,
     QueueStats,
     Receipt,
     ReceiptOutcome,
@@ -53,13 +51,12 @@ from hopper.store.ledger import (
     fifo_runs,
     in_send_order,
 )
+from hopper.store.ledger.slots import DispatchSlots
+from hopper.store.memory.queues import MIN_DELETIONS_KEPT, QueueRecords
 from hopper.store.memory.tasks import MoveTaskRecords
 
-# Deleted queues remembered before old deletions are looked for (see _forget_deletions).
-_MIN_DELETIONS_KEPT = 1024
 
-
-class MemoryQueueStore(MoveTaskRecords):
+class MemoryQueueStore(QueueRecords, MoveTaskRecords, DispatchSlots):
     """`tokens` and `move_tasks`: the JetStream store runs this store's rules on the
     ledgers and tasks it read, with fencing tokens it resolves at its write (see
     store/jetstream/steps.py); a store of its own starts with none and counts from 1."""
@@ -67,19 +64,23 @@ class MemoryQueueStore(MoveTaskRecords):
     def __init__(
         self,
         clock: Clock | None = None,
+        rng: random.Random | None = None,
         *,
         tokens: Iterator[int] | None = None,
         move_tasks: MutableMapping[str, MoveTask] | None = None,
     ) -> None:
         self._clock: Clock = clock or SystemClock()
+        # Draws the retry policy's jitter; a seeded one makes the backoffs repeatable.
+        self._rng = rng or random.Random()
         self._queues: dict[QueueKey, Queue] = {}
         self._deleted_at: dict[QueueKey, float] = {}
-        self._deletions_checked_at = _MIN_DELETIONS_KEPT
+        self._deletions_checked_at = MIN_DELETIONS_KEPT
         # One store-wide sequence, so tokens also increase across messages and queues.
         self._tokens: Iterator[int] = itertools.count(1) if tokens is None else tokens
         self._wake: WakeUp | None = None
         self._move_tasks: MutableMapping[str, MoveTask] = {} if move_tasks is None else move_tasks
         self._dead_lettered: Counter[QueueKey] = Counter()
+        self._slots: dict[QueueKey, dict[int, tuple[str, float]]] = {}
 
     def hold(self, key: QueueKey, queue: Queue) -> None:
         """Keep `queue`'s ledger as the queue of `key` (the JetStream store's model)."""
@@ -96,12 +97,6 @@ class MemoryQueueStore(MoveTaskRecords):
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now
 
-    def _queue(self, key: QueueKey) -> Queue:
-        queue = self._queues.get(key)
-        if queue is None:
-            raise QueueNotFound(key)
-        return queue
-
     # --- life cycle -----------------------------------------------------------------
 
     async def start(self, wake: WakeUp) -> None:
@@ -110,92 +105,6 @@ class MemoryQueueStore(MoveTaskRecords):
 
     async def close(self) -> None:
         self._wake = None
-
-    # --- queues ---------------------------------------------------------------------
-
-    async def create_queue(
-        self,
-        key: QueueKey,
-        config: QueueConfig,
-        tags: Mapping[str, str],
-        *,
-        now: float | None,
-    ) -> tuple[QueueRecord, bool]:
-        existing = self._queues.get(key)
-        if existing is not None:
-            return existing.record, False
-        at = self._now(now)
-        record = QueueRecord(key, config, created_at=at, last_modified_at=at, tags=dict(tags))
-        self._queues[key] = Queue(record)
-        return record, True
-
-    async def get_queue(self, key: QueueKey) -> QueueRecord | None:
-        queue = self._queues.get(key)
-        return None if queue is None else queue.record
-
-    async def list_queues(
-        self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
-    ) -> list[QueueRecord]:
-        names = sorted(
-            key.name
-            for key in self._queues
-            if key.account == account
-            and key.name.startswith(prefix)
-            and (after is None or key.name > after)
-        )
-        return [self._queues[QueueKey(account, name)].record for name in names[:limit]]
-
-    async def update_queue(
-        self, key: QueueKey, config: QueueConfig, *, now: float | None
-    ) -> QueueRecord:
-        queue = self._queue(key)
-        queue.record = dataclasses.replace(
-            queue.record, config=config, last_modified_at=self._now(now)
-        )
-        return queue.record
-
-    async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
-        if self._queues.pop(key, None) is None:
-            return None
-        at = self._now(now)
-        self._dead_lettered.pop(key, None)
-        self._deleted_at[key] = at
-        self._forget_deletions(at)
-        return at
-
-    def _forget_deletions(self, now: float) -> None:
-        """Forget deletions older than SQS's re-create window, which is all they answer
-        for: kept, one per deleted queue, they grew without end under a suite making a
-        queue per test. Looked at when their number doubled: constant time a delete."""
-        if len(self._deleted_at) < self._deletions_checked_at * 2:
-            return
-        since = now - limits.QUEUE_RECREATE_SECONDS
-        self._deleted_at = {k: at for k, at in self._deleted_at.items() if at >= since}
-        self._deletions_checked_at = max(len(self._deleted_at), _MIN_DELETIONS_KEPT)
-
-    async def last_deleted_at(self, key: QueueKey) -> float | None:
-        return self._deleted_at.get(key)
-
-    async def set_tags(
-        self, key: QueueKey, *, add: Mapping[str, str], remove: Sequence[str]
-    ) -> QueueRecord:
-        queue = self._queue(key)
-        tags = {**queue.record.tags, **add}
-        for tag_key in remove:
-            tags.pop(tag_key, None)
-        queue.record = dataclasses.replace(queue.record, tags=tags)
-        return queue.record
-
-    async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
-        return sorted(
-            (
-                key
-                for key, queue in self._queues.items()
-                if queue.record.config.dead_letter is not None
-                and queue.record.config.dead_letter.target == target
-            ),
-            key=lambda key: (key.name, key.account),
-        )
 
     # --- messages -------------------------------------------------------------------
 
@@ -303,7 +212,8 @@ class MemoryQueueStore(MoveTaskRecords):
                 if self._dead_letter(queue, message, at):
                     moved = True
                     continue
-                deliveries.append(self._claim(message, visibility_timeout, at))
+                delay = self._retry_delay(queue, message)
+                deliveries.append(self._claim(message, visibility_timeout, at, delay))
                 claimed.add(message.stored.id)
         if attempted and deliveries:
             self._record_attempt(queue, str(attempt_id), deliveries, at)
@@ -321,12 +231,12 @@ class MemoryQueueStore(MoveTaskRecords):
         messages = []
         for message_id, token, deadline in attempt.entries:
             message = queue.find(message_id, now)
-            if message is None or (message.token, message.visible_at) != (token, deadline):
+            if message is None or (message.token, message.lease_ends_at) != (token, deadline):
                 return None
             messages.append(message)
         replayed = []
         for message in messages:
-            message.visible_at = now + visibility_timeout
+            message.visible_at = now + visibility_timeout + message.retry_delay
             replayed.append(delivery(message))
         attempt.entries = [(d.message.id, d.token, d.visible_at) for d in replayed]
         return replayed
@@ -405,12 +315,31 @@ class MemoryQueueStore(MoveTaskRecords):
         self._dead_lettered[queue.record.key] += 1
         return True
 
-    def _claim(self, message: Message, visibility_timeout: float, now: float) -> Delivery:
+    def _retry_delay(self, queue: Queue, message: Message) -> float:
+        """The backoff after the lease this claim starts, should it end without a delete
+        (core/retries.py): none without a retry policy, nor when the dead-letter rule
+        takes the message at its next receive (no retry follows, so nothing to wait for)."""
+        config = queue.record.config
+        policy = config.retry_policy
+        if policy is None:
+            return 0.0
+        receives = message.receive_count + 1
+        rule = config.dead_letter
+        if rule is not None and rule.target in self._queues and (
+            receives - message.carried_receive_count >= rule.max_receive_count
+        ):
+            return 0.0
+        return policy.delay_after(receives, self._rng)
+
+    def _claim(
+        self, message: Message, visibility_timeout: float, now: float, retry_delay: float = 0.0
+    ) -> Delivery:
         message.token = next(self._tokens)
         message.receive_count += 1
         if message.first_received_at is None:
             message.first_received_at = now
-        message.visible_at = now + visibility_timeout
+        message.retry_delay = retry_delay
+        message.visible_at = now + visibility_timeout + retry_delay
         message.received_at = now
         return delivery(message)
 
@@ -455,7 +384,10 @@ class MemoryQueueStore(MoveTaskRecords):
                 message, change.receipt, refuse_expired=refuse_expired, now=at, beyond=beyond
             )
             if message is not None and result.outcome is ReceiptOutcome.OK:
-                message.visible_at = at + change.timeout
+                # The lease moves; the retry delay still follows its end.
+                message.visible_at = at + change.timeout + message.retry_delay
+                if change.error is not None:
+                    message.stored = dataclasses.replace(message.stored, last_error=change.error)
             results.append(result)
         return results
 
@@ -471,7 +403,7 @@ class MemoryQueueStore(MoveTaskRecords):
         """Classify one receipt against the message's current delivery (core/outcomes.py)."""
         if message is None:
             return classify_receipt(receipt.token, None, None, refuse_expired)
-        lapsed = message.visible_at <= now
+        lapsed = message.lease_ends_at <= now
         return classify_receipt(
             receipt.token, message.token, lapsed, refuse_expired, beyond=beyond
         )
@@ -493,7 +425,10 @@ class MemoryQueueStore(MoveTaskRecords):
         at = self._now(now)
         messages = list(queue.live(at).values())
         in_flight = sum(1 for m in messages if m.in_flight(at))
-        delayed = sum(1 for m in messages if m.receive_count == 0 and m.visible_at > at)
+        # Delayed: by a send's delay, or by a retry policy's backoff after a lease.
+        delayed = sum(
+            1 for m in messages if m.visible_at > at and (m.receive_count == 0 or m.backing_off(at))
+        )
         visible = [m for m in messages if m.visible_at <= at]
         redelivered = [m for m in messages if m.receive_count > 1]
         return QueueStats(
@@ -522,7 +457,10 @@ class MemoryQueueStore(MoveTaskRecords):
     async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
         messages = itertools.islice(self._queue(key).live(self._now(now)).values(), limit)
         return [
-            PeekedMessage(m.stored, m.receive_count, m.visible_at, m.first_received_at, m.token)
+            PeekedMessage(
+                m.stored, m.receive_count, m.visible_at, m.first_received_at, m.token,
+                m.retry_delay,
+            )
             for m in messages
         ]
 

@@ -6,6 +6,7 @@ requests spread over many queues each need one."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import asyncpg
@@ -21,6 +22,10 @@ class QueueStatements:
     _sql: Mapping[str, str]
     _coalesce: bool
     _lookups: Coalescer[None, QueueKey, asyncpg.Record | None]
+    # what the store learnt of each queue (PostgresQueueStore), forgotten with it
+    _grouped: dict[QueueKey, bool]
+    _many_groups: dict[QueueKey, bool]
+    _dead_lettered: Counter[QueueKey]
 
     @property
     def _db(self) -> asyncpg.Pool:

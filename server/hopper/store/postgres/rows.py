@@ -9,12 +9,14 @@ do not keep key order; binary values are base64.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import asyncpg
 
+from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     DeadLetterRule,
@@ -29,6 +31,7 @@ from hopper.core.model import (
     QueueRecord,
     StoredMessage,
 )
+from hopper.core.retries import RetryPolicy
 
 
 def config_json(config: QueueConfig) -> dict[str, Any]:
@@ -44,6 +47,14 @@ def config_json(config: QueueConfig) -> dict[str, Any]:
         "maximum_depth": config.maximum_depth,
         "group_deduplication": config.group_deduplication,
     }
+    policy = config.retry_policy
+    if policy is not None:
+        # The claims read these three (queries.sql, `backoff`).
+        data["retry_policy"] = {
+            "base": policy.base, "maximum": policy.maximum, "jitter": policy.jitter
+        }
+    if config.dispatch is not None:
+        data["dispatch"] = dataclasses.asdict(config.dispatch)
     rule = config.dead_letter
     if rule is not None:
         data["dead_letter"] = {
@@ -56,6 +67,7 @@ def config_json(config: QueueConfig) -> dict[str, Any]:
 
 def config_from(data: Mapping[str, Any]) -> QueueConfig:
     rule = data.get("dead_letter")
+    policy = data.get("retry_policy")
     return QueueConfig(
         visibility_timeout=data["visibility_timeout"],
         maximum_message_size=data["maximum_message_size"],
@@ -72,6 +84,10 @@ def config_from(data: Mapping[str, Any]) -> QueueConfig:
         maximum_depth=data.get("maximum_depth"),
         # Configs stored before DeduplicationScope was honoured: queue-wide, as before.
         group_deduplication=data.get("group_deduplication", False),
+        retry_policy=None
+        if policy is None
+        else RetryPolicy(policy["base"], policy["maximum"], policy["jitter"]),
+        dispatch=None if data.get("dispatch") is None else DispatchTarget(**data["dispatch"]),
     )
 
 
@@ -121,7 +137,8 @@ def delivery(row: asyncpg.Record) -> Delivery:
         token=row["token"],
         receive_count=row["receive_count"],
         first_received_at=row["first_received_at"],
-        visible_at=row["visible_at"],
+        # The lease's end: the retry policy's backoff follows it (migration 0110).
+        visible_at=row["visible_at"] - row["retry_delay"],
     )
 
 
@@ -149,6 +166,7 @@ def peeked(row: asyncpg.Record) -> PeekedMessage:
         visible_at=row["visible_at"],
         first_received_at=row["first_received_at"],
         token=row["token"],
+        retry_delay=row["retry_delay"],
     )
 
 
@@ -166,6 +184,7 @@ def stored_message(row: asyncpg.Record) -> StoredMessage:
         deduplication_id=row["dedup_id"],
         sequence_number=row["sequence_number"],
         dead_letter_source=source,
+        last_error=row.get("last_error"),
     )
 
 

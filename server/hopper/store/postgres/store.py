@@ -74,6 +74,7 @@ from hopper.store.postgres.schema import (
     require_current,
 )
 from hopper.store.postgres.sends import Sender
+from hopper.store.postgres.slots import DispatchSlotStatements
 from hopper.store.postgres.tasks import MoveTaskStatements
 from hopper.store.postgres.vacuum import Vacuum
 
@@ -90,7 +91,7 @@ DeleteGroup = tuple[QueueKey, float | None, bool]
 ClaimGroup = tuple[QueueKey, float, float | None]
 
 
-class PostgresQueueStore(QueueStatements, MoveTaskStatements):
+class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatements):
     def __init__(
         self,
         dsn: str,
@@ -496,6 +497,7 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements):
                 refuse_expired,
                 [float(c.timeout) for c in changes],
                 max_total,
+                [c.error for c in changes],
             )
             results = await outcomes_of(self._db, self._sql, key, receipts, rows, refuse_expired)
         # A lease cut short makes a message receivable before the deadline other

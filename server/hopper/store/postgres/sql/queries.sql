@@ -402,13 +402,13 @@ unchanged AS (
         SELECT count(*) FROM entries e
         JOIN messages m
             ON m.queue_id = (SELECT id FROM q) AND m.id = e.id
-            AND m.token = e.token AND m.visible_at = e.deadline
+            AND m.token = e.token AND m.visible_at - m.retry_delay = e.deadline
             AND m.sent_at + 0 > (SELECT horizon FROM q)
     ) = (SELECT count(*) FROM entries) AS ok
 ),
 -- the same deliveries (token and receive count unchanged), with a fresh lease
 replayed AS (
-    UPDATE messages m SET visible_at = (SELECT now FROM q) + $5::float8
+    UPDATE messages m SET visible_at = (SELECT now FROM q) + $5::float8 + m.retry_delay
     FROM entries e
     WHERE (SELECT ok FROM unchanged) AND m.queue_id = (SELECT id FROM q) AND m.id = e.id
     RETURNING m.*
@@ -416,7 +416,12 @@ replayed AS (
 -- the attempt remembers the new deadlines, so it can be replayed again
 renewed AS (
     UPDATE receive_attempts r
-    SET deadlines = array_fill((SELECT now FROM q) + $5::float8, ARRAY[cardinality(r.message_ids)])
+    -- (each lease's end as a delivery reports it: visible_at less the retry delay)
+    SET deadlines = ARRAY(
+        SELECT x.visible_at - x.retry_delay
+        FROM unnest(r.message_ids) WITH ORDINALITY AS i (id, ord)
+        JOIN replayed x ON x.id = i.id
+        ORDER BY i.ord)
     WHERE (SELECT ok FROM unchanged) AND r.queue_id = (SELECT id FROM q) AND r.attempt_id = $4
 )
 SELECT * FROM replayed ORDER BY seq;
@@ -462,7 +467,10 @@ q AS (
            t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
            (s.config ->> 'fifo')::boolean AS fifo,
            d.id AS dead_letter_id,
-           (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count
+           (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count,
+           (s.config -> 'retry_policy' ->> 'base')::float8 AS retry_base,
+           (s.config -> 'retry_policy' ->> 'maximum')::float8 AS retry_maximum,
+           s.config -> 'retry_policy' ->> 'jitter' AS retry_jitter
     FROM queues s CROSS JOIN t
     LEFT JOIN queues d
         ON d.account = s.config -> 'dead_letter' ->> 'account'
@@ -508,22 +516,42 @@ poison AS (
 -- it there and its next delivery draws a token above all earlier ones
 moved AS (
     UPDATE messages m
-    SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now,
+    SET queue_id = q.dead_letter_id, seq = x.seq, visible_at = q.now, retry_delay = 0,
         carried_receive_count = m.receive_count, token = 0, live_key = NULL,
         dead_letter_source_account = q.account, dead_letter_source_name = q.name
     FROM poison x, q
     WHERE m.queue_id = x.queue_id AND m.id = x.id
     RETURNING m.id
 ),
--- the deliveries: a fresh fencing token and a lease each
+-- the backoff that follows each delivery's lease should it end without a delete
+-- (Hopper.RetryPolicy): core/retries.py's RetryPolicy.delay_after, written again here
+-- so that the claim decides it in its own statement (tests/contract/test_retries.py
+-- holds both to the same bounds). None without a policy, nor for a delivery after
+-- which the dead-letter rule takes the message: no retry follows it.
+backoff AS MATERIALIZED (
+    SELECT p.id,
+           CASE WHEN q.retry_base IS NULL
+                     OR (q.dead_letter_id IS NOT NULL
+                         AND p.receive_count + 1 - p.carried_receive_count >= q.max_receive_count)
+                THEN 0::float8
+                ELSE least(q.retry_maximum,
+                           q.retry_base * power(2::float8, least(p.receive_count, 64)))
+                     * CASE q.retry_jitter WHEN 'none' THEN 1::float8
+                                           WHEN 'equal' THEN 0.5 + random() / 2
+                                           ELSE random() END
+           END AS delay
+    FROM picked p, q
+),
+-- the deliveries: a fresh fencing token and a lease each, the backoff after it
 claimed AS (
     UPDATE messages m
     SET receive_count = m.receive_count + 1,
         token = nextval('fencing_tokens'),
-        visible_at = q.now + $5::float8,
+        visible_at = q.now + $5::float8 + b.delay,
+        retry_delay = b.delay,
         first_received_at = coalesce(m.first_received_at, q.now),
         received_at = q.now
-    FROM picked p, q
+    FROM picked p JOIN backoff b ON b.id = p.id, q
     WHERE m.queue_id = p.queue_id AND m.id = p.id
       AND NOT (q.dead_letter_id IS NOT NULL
                AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
@@ -720,7 +748,7 @@ ORDER BY c.place;
 tenants AS (
     SELECT m.group_id, count(*) AS in_flight FROM messages m
     WHERE m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
-      AND m.receive_count > 0 AND m.visible_at > (SELECT now FROM q)
+      AND m.receive_count > 0 AND m.visible_at - m.retry_delay > (SELECT now FROM q)
     GROUP BY m.group_id
     HAVING count(*) >= $7::int8
 ),
@@ -731,7 +759,7 @@ noisy AS (
     WHERE in_flight > $8::float8 * (
         SELECT count(*) FROM messages m
         WHERE m.queue_id = (SELECT id FROM q)
-          AND m.receive_count > 0 AND m.visible_at > (SELECT now FROM q)
+          AND m.receive_count > 0 AND m.visible_at - m.retry_delay > (SELECT now FROM q)
           AND m.sent_at + 0 > (SELECT horizon FROM q)
     )
 ),
@@ -808,13 +836,13 @@ deleted AS (
     WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
       AND m.token = r.token AND m.token > 0
       AND m.sent_at + 0 > (SELECT horizon FROM q)
-      AND NOT ($6::boolean AND m.visible_at <= (SELECT now FROM q))
+      AND NOT ($6::boolean AND m.visible_at - m.retry_delay <= (SELECT now FROM q))
     RETURNING m.id, m.token
 )
 SELECT r.ord, (SELECT id FROM q) AS queue_id,
        (r.id, r.token) IN (SELECT id, token FROM deleted) AS done,
        m.token AS current_token,
-       m.visible_at <= (SELECT now FROM q) AS lapsed
+       m.visible_at - m.retry_delay <= (SELECT now FROM q) AS lapsed
 FROM r
 -- each message as it was before this statement (the facts for the classification)
 LEFT JOIN messages m
@@ -826,7 +854,8 @@ ORDER BY r.ord;
 -- Set new lease deadlines for the receipts' messages. $1 account, $2 queue name, $3 now,
 -- $4 message ids,
 -- $5 tokens, $6 refuse receipts whose lease ran out (as delete_messages), $7 the
--- timeouts (seconds), $8 below. A row per receipt.
+-- timeouts (seconds), $8 below, $9 the errors to keep as last_error (NULL: unchanged).
+-- A row per receipt.
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
@@ -836,18 +865,20 @@ WITH q AS (
 ),
 -- the changes, numbered in request order
 r AS (
-    SELECT * FROM unnest($4::text[], $5::int8[], $7::float8[])
-        WITH ORDINALITY AS r (id, token, timeout, ord)
+    SELECT * FROM unnest($4::text[], $5::int8[], $7::float8[], $9::text[])
+        WITH ORDINALITY AS r (id, token, timeout, error, ord)
 ),
 -- the leases the receipts still hold get their new deadline; token and count stay
 changed AS (
-    UPDATE messages m SET visible_at = (SELECT now FROM q) + r.timeout
+    -- the retry delay still follows the lease's end
+    UPDATE messages m SET visible_at = (SELECT now FROM q) + r.timeout + m.retry_delay,
+                          last_error = coalesce(r.error, m.last_error)
     -- a receipt repeated in the batch: the last change wins, as if applied in order
     FROM (SELECT DISTINCT ON (id, token) * FROM r ORDER BY id, token, ord DESC) r
     WHERE m.queue_id = (SELECT id FROM q) AND m.id = r.id
       AND m.token = r.token AND m.token > 0
       AND m.sent_at + 0 > (SELECT horizon FROM q)
-      AND NOT ($6::boolean AND m.visible_at <= (SELECT now FROM q))
+      AND NOT ($6::boolean AND m.visible_at - m.retry_delay <= (SELECT now FROM q))
       -- $8: the longest a lease may reach after its delivery's receive, or NULL
       AND NOT coalesce((SELECT now FROM q) + r.timeout - m.received_at > $8::float8, false)
     RETURNING m.id, m.token
@@ -855,7 +886,7 @@ changed AS (
 SELECT r.ord, (SELECT id FROM q) AS queue_id,
        (r.id, r.token) IN (SELECT id, token FROM changed) AS done,
        m.token AS current_token,
-       m.visible_at <= (SELECT now FROM q) AS lapsed,
+       m.visible_at - m.retry_delay <= (SELECT now FROM q) AS lapsed,
        coalesce((SELECT now FROM q) + r.timeout - m.received_at > $8::float8, false) AS beyond
 FROM r
 -- each message as it was before this statement (the facts for the classification)
@@ -904,9 +935,12 @@ WITH q AS (
 )
 SELECT (SELECT id FROM q) AS queue_id,
        count(*) FILTER (WHERE m.visible_at <= (SELECT now FROM q)) AS visible,
-       count(*) FILTER (WHERE m.receive_count > 0 AND m.visible_at > (SELECT now FROM q))
-           AS in_flight,
-       count(*) FILTER (WHERE m.receive_count = 0 AND m.visible_at > (SELECT now FROM q))
+       count(*) FILTER (WHERE m.receive_count > 0
+                          AND m.visible_at - m.retry_delay > (SELECT now FROM q)) AS in_flight,
+       -- delayed by a send's delay, or by a retry policy's backoff after a lease
+       count(*) FILTER (WHERE m.visible_at > (SELECT now FROM q)
+                          AND (m.receive_count = 0
+                               OR m.visible_at - m.retry_delay <= (SELECT now FROM q)))
            AS delayed,
        min(m.sent_at) AS oldest_sent_at,
        min(m.sent_at) FILTER (WHERE m.visible_at <= (SELECT now FROM q)) AS oldest_visible_sent_at,
@@ -931,7 +965,7 @@ SELECT (SELECT id FROM q) AS queue_id, count(*) AS in_flight
 FROM messages m
 WHERE m.queue_id = (SELECT id FROM q)
   AND m.receive_count > 0
-  AND m.visible_at > (SELECT now FROM q)
+  AND m.visible_at - m.retry_delay > (SELECT now FROM q)
   AND m.sent_at > (SELECT horizon FROM q);
 
 -- name: next_visible_at
@@ -1161,7 +1195,7 @@ placed AS (
 -- each arrives as a fresh delivery candidate at its destination
 moved AS (
     UPDATE messages m
-    SET queue_id = p.target, seq = p.seq, visible_at = (SELECT now FROM src),
+    SET queue_id = p.target, seq = p.seq, visible_at = (SELECT now FROM src), retry_delay = 0,
         receive_count = 0, carried_receive_count = 0, token = 0, first_received_at = NULL,
         live_key = NULL, dead_letter_source_account = NULL, dead_letter_source_name = NULL
     FROM placed p
@@ -1244,3 +1278,29 @@ VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) messages;
 -- name: messages_rows
 -- The planner's estimate of the messages table's rows (store/postgres/vacuum.py).
 SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'messages'::regclass;
+
+-- name: take_dispatch_slot
+-- A dispatch slot for a holder. $1 account, $2 queue name, $3 now, $4 holder, $5 how
+-- many slots, $6 the lease (seconds). One row (the slot) or none (all held).
+WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+-- the slot the holder holds already, else the lowest free one (never taken, or its
+-- lease run out)
+wanted AS (
+    SELECT s.slot FROM generate_series(0, $5::int - 1) AS s (slot)
+    LEFT JOIN dispatch_slots d ON d.account = $1 AND d.name = $2 AND d.slot = s.slot
+    WHERE d.slot IS NULL OR d.holder = $4 OR d.until <= (SELECT now FROM t)
+    ORDER BY d.holder = $4 DESC NULLS LAST, s.slot
+    LIMIT 1
+)
+-- taken or renewed; a concurrent taker of the same slot that committed first keeps it
+-- (the guard sees its fresh lease), and this statement returns no row
+INSERT INTO dispatch_slots AS d (account, name, slot, holder, until)
+SELECT $1, $2, w.slot, $4, t.now + $6::float8 FROM wanted w CROSS JOIN t
+ON CONFLICT (account, name, slot) DO UPDATE
+    SET holder = excluded.holder, until = excluded.until
+    WHERE d.holder = excluded.holder OR d.until <= (SELECT now FROM t)
+RETURNING d.slot;
+
+-- name: give_back_dispatch_slot
+-- Free a dispatch slot its holder holds. $1 account, $2 queue name, $3 holder, $4 slot.
+DELETE FROM dispatch_slots WHERE account = $1 AND name = $2 AND slot = $4 AND holder = $3;
