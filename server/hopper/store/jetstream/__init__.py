@@ -58,6 +58,6 @@ lose one. The model's state classes are the memory store's own (`codec.py` encod
 them), so the two stores cannot drift apart.
 """
 
-from hopper.store.jetstream.store import MAX_QUEUE_DEPTH, JetStreamQueueStore
+from hopper.store.jetstream.store import JetStreamQueueStore
 
-__all__ = ["MAX_QUEUE_DEPTH", "JetStreamQueueStore"]
+__all__ = ["JetStreamQueueStore"]

@@ -40,12 +40,12 @@ class Bodies:
                     # stores one body.
                     headers={"Nats-Msg-Id": message.id},
                 )
-            self._keep(ack.seq, (message.body, message.attributes, message.trace_header))
+            self.keep(ack.seq, (message.body, message.attributes, message.trace_header))
             return message.id, ack.seq
 
         return dict(await asyncio.gather(*(one(m) for m in stored)))
 
-    def _keep(self, seq: int, body: Body) -> None:
+    def keep(self, seq: int, body: Body) -> None:
         self._cache[seq] = body
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
@@ -58,8 +58,21 @@ class Bodies:
         with edge.translated():
             raw = await res.js.get_msg(res.body_stream, seq)
         body = codec.decode_body(raw.data or b"{}")
-        self._keep(seq, body)
+        self.keep(seq, body)
         return body
+
+    async def republish(self, seq: int) -> int:
+        """The body of sequence `seq` published again on the bodies subject; its new
+        sequence."""
+        body, attributes, trace = await self.get(seq)
+        stored = StoredMessage("", body, attributes, trace, sent_at=0.0)
+        res = self._res
+        with edge.translated():
+            ack = await res.js.publish(
+                res.body_subject, codec.encode_body(stored), stream=res.body_stream
+            )
+        self.keep(ack.seq, (body, attributes, trace))
+        return int(ack.seq)
 
     async def drop(self, seqs: Iterable[int]) -> None:
         """Delete bodies no message names any more (best effort)."""

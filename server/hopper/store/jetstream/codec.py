@@ -42,6 +42,11 @@ class Ledger:
 
     queue: _Queue
     bodies: dict[str, int]
+    # The last sequence of the queue's backlog taken into the ledger: what lies beyond
+    # it on the backlog subject waits, visible, never received (see `backlog.py`).
+    cursor: int = 0
+    # The messages whose body lies on the queue's backlog subject (absorbed from it).
+    absorbed: set[str] = dataclasses.field(default_factory=set)
 
 
 def token(pending: int, revision: int) -> int:
@@ -119,6 +124,8 @@ def encode_ledger(ledger: Ledger, *, window: float, now: float) -> bytes:
             "last_sequence": queue.last_sequence,
             "last_purged_at": queue.last_purged_at,
             "attempts": attempts,
+            "cursor": ledger.cursor,
+            "absorbed": sorted(ledger.absorbed),
         }
     )
 
@@ -155,7 +162,7 @@ def decode_ledger(data: bytes | None, record: QueueRecord, revision: int) -> Led
         a: _Attempt(made_at, [tuple(entry) for entry in entries])
         for a, (made_at, entries) in raw["attempts"].items()
     }
-    ledger = Ledger(queue, bodies)
+    ledger = Ledger(queue, bodies, raw.get("cursor", 0), set(raw.get("absorbed", ())))
     resolve(ledger, revision)
     return ledger
 
@@ -226,7 +233,7 @@ def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
 # --- bodies ---------------------------------------------------------------------------
 
 
-def encode_body(stored: StoredMessage) -> bytes:
+def _body_fields(stored: StoredMessage) -> dict[str, Any]:
     attributes = {
         name: [
             a.data_type,
@@ -235,13 +242,47 @@ def encode_body(stored: StoredMessage) -> bytes:
         ]
         for name, a in stored.attributes.items()
     }
+    return {"body": stored.body, "attributes": attributes, "trace": stored.trace_header}
+
+
+def encode_body(stored: StoredMessage) -> bytes:
+    return orjson.dumps(_body_fields(stored))
+
+
+def encode_entry(stored: StoredMessage, visible_at: float) -> bytes:
+    """A backlog entry: the body with what the ledger would hold of a message never
+    received (its id, send time, group and when it becomes visible)."""
     return orjson.dumps(
-        {"body": stored.body, "attributes": attributes, "trace": stored.trace_header}
+        {
+            "id": stored.id,
+            "sent_at": stored.sent_at,
+            "visible_at": visible_at,
+            "group": stored.group_id,
+            **_body_fields(stored),
+        }
     )
 
 
-def decode_body(data: bytes) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
+def decode_entry(data: bytes) -> tuple[StoredMessage, float]:
+    """A backlog entry as the message it is (with its body) and its visibility time."""
     raw = orjson.loads(data)
+    body, attributes, trace = _body_from(raw)
+    stored = StoredMessage(
+        id=raw["id"],
+        body=body,
+        attributes=attributes,
+        trace_header=trace,
+        sent_at=raw["sent_at"],
+        group_id=raw["group"],
+    )
+    return stored, raw["visible_at"]
+
+
+def decode_body(data: bytes) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
+    return _body_from(orjson.loads(data))
+
+
+def _body_from(raw: dict[str, Any]) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
     attributes = {
         name: MessageAttribute(
             data_type, text, None if binary is None else base64.b64decode(binary)

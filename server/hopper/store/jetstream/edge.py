@@ -25,6 +25,7 @@ from nats.js.api import (
 from nats.js.kv import KeyValue
 
 from hopper.core.errors import StoreUnavailable
+from hopper.store.jetstream import fitness
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -69,6 +70,13 @@ class Resources:
     body_subject: str
     log: ConnectionLog
 
+    def backlog_subject(self, incarnation: str) -> str:
+        """Where a queue's plain sends wait to be absorbed (see `backlog.py`)."""
+        return f"{self.body_subject}.{incarnation}"
+
+    def wake_subject(self, incarnation: str) -> str:
+        return f"{self.body_subject[: -len('.bodies')]}.wake.{incarnation}"
+
 
 async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resources:
     """Connect and create (or find) the stream and buckets. Raises StoreUnavailable when
@@ -87,6 +95,10 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
         )
     except (TimeoutError, nats.errors.Error, OSError) as error:
         raise StoreUnavailable(f"unreachable ({type(error).__name__}: {error})") from error
+    problem = fitness.unfit(nc._server_info)
+    if problem is not None:
+        await nc.close()
+        raise StoreUnavailable(problem)
     # Once running, never give up: requests answer ServiceUnavailable until it is back.
     nc.options["max_reconnect_attempts"] = -1
     logged.started = True
@@ -97,10 +109,13 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
         await js.add_stream(
             StreamConfig(
                 name=body_stream,
-                subjects=[body_subject],
+                # The bodies a ledger names, and one backlog subject per queue.
+                subjects=[body_subject, f"{body_subject}.*"],
                 storage=StorageType.FILE,
                 num_replicas=replicas,
                 max_age=BODY_MAX_AGE_SECONDS,
+                # Batched direct gets read a backlog's head in one request.
+                allow_direct=True,
             )
         )
         queues = await _bucket(js, f"{prefix}_queues", replicas)

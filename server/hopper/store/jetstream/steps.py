@@ -18,9 +18,11 @@ from hopper.core.clock import Clock
 from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import QueueKey, QueueRecord
 from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
 from hopper.store.memory import MemoryQueueStore
+from hopper.store.memory.store import _NO_ATTRIBUTES, _Message
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -51,6 +53,8 @@ class Done(Generic[T]):
     result: T
     bodies: dict[str, int]
     revision: int | None = None
+    # How many backlog entries wait beyond what the step saw (None: it did not look).
+    waiting: int | None = None
 
 
 @dataclasses.dataclass
@@ -67,6 +71,14 @@ class Loaded:
 # Steps committed together at most: each claims up to 10 deliveries, and one write has
 # codec.TOKENS_PER_WRITE tokens to give.
 GROUP_SIZE = 6
+# A step that wants receivable messages and finds too few in the ledger takes at least
+# this many from the backlog (one read), so a drain reads the backlog once per
+# PREFETCH messages rather than once per receive.
+PREFETCH = 100
+# The ledger takes no more from the backlog while it holds this many messages (in
+# flight, delayed, or not yet received): it stays one modest key-value entry however
+# deep the queue.
+WINDOW = 5_000
 
 
 @dataclasses.dataclass
@@ -78,16 +90,28 @@ class _Entry:
     others: Callable[[Loaded], Iterable[QueueKey]]
     new_bodies: dict[str, int]
     write: bool
+    # receivable messages the step would like to see (taken from the backlog if needed)
+    absorb: int = 0
+    # run on the queue's ledger after the op (e.g. a purge moving the cursor)
+    after: Callable[[Loaded], None] | None = None
     future: asyncio.Future[Any] = dataclasses.field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
 
 class Steps:
-    def __init__(self, res: edge.Resources, records: Records, bodies: Bodies, clock: Clock):
+    def __init__(
+        self,
+        res: edge.Resources,
+        records: Records,
+        bodies: Bodies,
+        backlog: Backlog,
+        clock: Clock,
+    ):
         self._kv = res.ledgers
         self._records = records
         self._bodies = bodies
+        self._backlog = backlog
         self._clock = clock
         self.dead_lettered: Counter[QueueKey] = Counter()
         # Group commit: the steps waiting per queue, and the task running each queue's.
@@ -130,6 +154,8 @@ class Steps:
         others: Callable[[Loaded], Iterable[QueueKey]] = lambda _: (),
         new_bodies: Mapping[str, int] | None = None,
         write: bool = True,
+        absorb: int = 0,
+        after: Callable[[Loaded], None] | None = None,
     ) -> Done[T]:
         """Run `op` on the model holding `key`'s queue (and the queues `others` names,
         read after it) and write every changed ledger back, atomically per ledger;
@@ -139,7 +165,7 @@ class Steps:
         after the other on one model, and committed by one write (a group commit): this
         process never races itself for a ledger, and a busy queue pays one round of
         reads and writes for many operations."""
-        entry: _Entry = _Entry(op, now, others, dict(new_bodies or {}), write)
+        entry: _Entry = _Entry(op, now, others, dict(new_bodies or {}), write, absorb, after)
         if not write:
             await self._run_group(key, [entry])
         else:
@@ -182,11 +208,14 @@ class Steps:
     async def _attempt_group(self, key: QueueKey, group: list[_Entry]) -> None:
         new_bodies = {mid: seq for entry in group for mid, seq in entry.new_bodies.items()}
         now = max(entry.now for entry in group)
+        absorb = max(entry.absorb for entry in group)
         for round_ in range(MAX_ROUNDS):
             writes = all(entry.write for entry in group)
-            main = await self.load(key, take=writes)
+            # A ledger the step adds backlog entries to is its own copy.
+            main = await self.load(key, take=writes or absorb > 0)
             if main is None:
                 raise QueueNotFound(key)
+            waiting = await self._absorb(main, absorb, now) if absorb else None
             loaded = {key: main}
             for entry in group:
                 for other in entry.others(main):
@@ -201,6 +230,8 @@ class Steps:
                     outcomes.append((True, await entry.op(model)))
                 except QueueError as error:  # this step's answer (the model changed nothing)
                     outcomes.append((False, error))
+                if entry.after is not None:
+                    entry.after(main)
             bodies = dict(new_bodies)
             for one in loaded.values():
                 bodies.update(one.ledger.bodies)
@@ -214,11 +245,38 @@ class Steps:
                 self.dead_lettered.update(model._dead_lettered)
             for entry, (ok, value) in zip(group, outcomes, strict=True):
                 if ok:
-                    entry.future.set_result(Done(value, bodies, revision))
+                    entry.future.set_result(Done(value, bodies, revision, waiting))
                 else:
                     entry.future.set_exception(value)
             return
         raise StoreUnavailable("JetStream: too much contention on a queue's ledger")
+
+    async def _absorb(self, one: Loaded, wanted: int, now: float) -> int | None:
+        """Take backlog entries into the ledger until it holds `wanted` receivable
+        messages (PREFETCH more), unless its window is full; how many entries wait
+        beyond (None when it did not read)."""
+        ledger = one.ledger
+        queue = ledger.queue
+        ready = sum(
+            1 for m in queue.messages.values() if m.visible_at <= now and not queue.expired(m, now)
+        )
+        # A fair queue ranks tenants by what they hold in flight: it looks at the
+        # backlog's head at every step, so a quiet tenant's new message is seen at once.
+        if (ready >= wanted and not queue.grouped) or len(queue.messages) >= WINDOW:
+            return None
+        entries, waiting = await self._backlog.read(
+            one.incarnation, ledger.cursor, max(wanted - ready, PREFETCH)
+        )
+        for entry in entries:
+            stored = dataclasses.replace(
+                entry.stored, body="", attributes=_NO_ATTRIBUTES, trace_header=None
+            )
+            queue.add(_Message(stored, visible_at=entry.visible_at))
+            queue.grouped = queue.grouped or stored.group_id is not None
+            ledger.bodies[stored.id] = entry.seq
+            ledger.absorbed.add(stored.id)
+            ledger.cursor = entry.seq
+        return waiting
 
     def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:
         model = MemoryQueueStore(self._clock)
@@ -240,10 +298,12 @@ class Steps:
         for one in loaded.values():
             bodies.update(one.ledger.bodies)
         before = set(bodies.values()) - set(new_bodies.values())
+        await self._rehome(loaded, bodies)
         writes = []
         for queue_key, one in loaded.items():
             ledger = one.ledger
             ledger.bodies = {mid: bodies[mid] for mid in ledger.queue.messages}
+            ledger.absorbed &= ledger.bodies.keys()
             data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
             if data != one.raw:
                 writes.append((queue_key, one, data))
@@ -268,6 +328,16 @@ class Steps:
         if writes:
             await self._bodies.drop(before - after)
         return main
+
+    async def _rehome(self, loaded: Mapping[QueueKey, Loaded], bodies: dict[str, int]) -> None:
+        """A message taken from one queue's backlog that moved to another queue (dead
+        letter, move task) gets a body of its own: its old one goes with its queue's
+        backlog (a purge drops the backlog subject whole)."""
+        absorbed = {mid for one in loaded.values() for mid in one.ledger.absorbed}
+        for one in loaded.values():
+            for mid in one.ledger.queue.messages:
+                if mid in absorbed and mid not in one.ledger.absorbed:
+                    bodies[mid] = await self._bodies.republish(bodies[mid])
 
     async def _undo(self, written: list[tuple[Loaded, int]]) -> None:
         """Put back ledgers a half-done step wrote, where nobody changed them since."""

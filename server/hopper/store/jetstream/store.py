@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hopper.core.clock import Clock, SystemClock
-from hopper.core.errors import OverLimit, QueueError, QueueNotFound, StoreUnavailable
+from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
     MoveTask,
@@ -29,6 +29,7 @@ from hopper.core.model import (
 )
 from hopper.core.store import WakeUp
 from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import Records
 from hopper.store.jetstream.steps import Done, Loaded, Steps
@@ -37,16 +38,17 @@ from hopper.store.memory import MemoryQueueStore
 
 log = logging.getLogger("hopper.jetstream")
 
-# A queue's ledger is one entry: it holds this many messages at most (about 60 bytes
-# each, compressed, so a full ledger stays well under 1 MB).
-MAX_QUEUE_DEPTH = 10_000
+# What a stats call reads of a queue's backlog to count it exactly (delays, retention);
+# beyond, the waiting entries count as visible.
+STATS_VIEW = 100
 
 
-def _ledger_full(key: QueueKey, most: int) -> str:
+def _plain(record: QueueRecord, messages: Sequence[NewMessage], max_depth: int | None) -> bool:
+    """Whether a send needs no decision by the ledger: it goes to the queue's backlog."""
     return (
-        f"Queue {key.name} holds {most} messages, the most a queue holds on hopper's"
-        " JetStream store (a queue's state is one key-value entry): receive and delete"
-        " some before sending more."
+        not record.config.fifo
+        and max_depth is None
+        and all(m.deduplication_id is None and m.lease is None for m in messages)
     )
 
 
@@ -57,6 +59,7 @@ class _Parts:
     res: edge.Resources
     records: Records
     bodies: Bodies
+    backlog: Backlog
     steps: Steps
     tasks: MoveTasks
 
@@ -69,13 +72,11 @@ class JetStreamQueueStore:
         replicas: int = 1,
         prefix: str = "hopper",
         clock: Clock | None = None,
-        max_queue_depth: int = MAX_QUEUE_DEPTH,
     ) -> None:
         self._urls = list(urls)
         self._replicas = replicas
         self._prefix = prefix
         self._clock: Clock = clock or SystemClock()
-        self._max_depth = max_queue_depth
         self._parts: _Parts | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._wake: WakeUp | None = None
@@ -98,12 +99,21 @@ class JetStreamQueueStore:
     async def start(self, wake: WakeUp) -> None:
         res = await edge.connect(self._urls, replicas=self._replicas, prefix=self._prefix)
         records, bodies = Records(res), Bodies(res)
-        steps = Steps(res, records, bodies, self._clock)
-        self._parts = _Parts(res, records, bodies, steps, MoveTasks(res, self._clock))
+        backlog = Backlog(res, bodies)
+        steps = Steps(res, records, bodies, backlog, self._clock)
+        self._parts = _Parts(res, records, bodies, backlog, steps, MoveTasks(res, self._clock))
         self._wake = wake
         with edge.translated():
             watcher = await res.ledgers.kv.watch(">", meta_only=True)
+            await res.nc.subscribe(res.wake_subject("*"), cb=self._woken)
         self._watch_task = asyncio.create_task(self._watch_ledgers(watcher, records))
+
+    async def _woken(self, msg: Any) -> None:
+        """A send to a queue's backlog, here or in another process: its waiters look."""
+        parts = self._parts
+        key = None if parts is None else parts.records.incarnations.get(msg.subject.split(".")[-1])
+        if key is not None and self._wake is not None:
+            self._wake(key, None)
 
     async def _watch_ledgers(self, watcher: Any, records: Records) -> None:
         """A ledger changed, here or in another process: its queue's waiters look again."""
@@ -170,6 +180,7 @@ class JetStreamQueueStore:
         if deleted is None:
             return None
         record, incarnation = deleted
+        await self._p.backlog.drop(incarnation)
         # The incarnation went with the record: its ledger and bodies are garbage now.
         raw, revision = await edge.get(self._p.res.ledgers, incarnation)
         data = codec.unpack(raw)
@@ -229,6 +240,28 @@ class JetStreamQueueStore:
         max_depth: int | None = None,
     ) -> list[SendResult]:
         at = self._now(now)
+        found = await self._p.records.find(key)
+        if found is None:
+            raise QueueNotFound(key)
+        if _plain(found[0], messages, max_depth):
+            await self._p.backlog.publish(
+                found[1],
+                [
+                    (
+                        StoredMessage(
+                            m.id,
+                            m.body,
+                            m.attributes,
+                            m.trace_header,
+                            sent_at=at,
+                            group_id=m.group_id,
+                        ),
+                        at + m.delay if m.delay else at,
+                    )
+                    for m in messages
+                ],
+            )
+            return [SendResult(m.id) for m in messages]
         # Bodies go first: the ledger write that names them is the send's commit point,
         # so a process dying in between leaves an orphaned body, never a lost message.
         stored = [
@@ -237,13 +270,6 @@ class JetStreamQueueStore:
         published = await self._p.bodies.publish(stored)
 
         async def op(model: MemoryQueueStore) -> list[SendResult]:
-            queue = model._queues[key]
-            # Only near the limit is it worth dropping what retention has expired.
-            wanted = len(messages)
-            if len(queue.messages) + wanted > self._max_depth and (
-                len(queue.live(at)) + wanted > self._max_depth
-            ):
-                raise OverLimit(_ledger_full(key, self._max_depth))
             return await model.send(key, messages, now=at, max_depth=max_depth)
 
         try:
@@ -294,6 +320,7 @@ class JetStreamQueueStore:
             ),
             now=at,
             others=dead_letter_target,
+            absorb=max_messages,
         )
         return await self._delivered(done.result, done)
 
@@ -338,10 +365,23 @@ class JetStreamQueueStore:
 
     async def purge(self, key: QueueKey, *, now: float | None) -> int:
         at = self._now(now)
-        count = (
-            await self._p.steps.run(key, lambda model: model.purge(key, now=at), now=at)
-        ).result
-        return count
+        found = await self._p.records.find(key)
+        if found is None:
+            raise QueueNotFound(key)
+        incarnation = found[1]
+        # The backlog up to its last entry now goes; what is sent after it stays.
+        last = await self._p.backlog.last(incarnation)
+        waiting = await self._backlog_waiting(key)
+
+        def skip(one: Loaded) -> None:
+            one.ledger.cursor = max(one.ledger.cursor, last)
+
+        async def op(model: MemoryQueueStore) -> int:
+            return await model.purge(key, now=at)
+
+        done = await self._p.steps.run(key, op, now=at, after=skip)
+        await self._p.backlog.drop(incarnation, below=last + 1)
+        return done.result + waiting
 
     async def last_purged_at(self, key: QueueKey) -> float | None:
         at = self._now(None)
@@ -354,12 +394,15 @@ class JetStreamQueueStore:
 
     async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
         at = self._now(now)
-        stats = (
-            await self._p.steps.run(
-                key, lambda model: model.stats(key, now=at), now=at, write=False
-            )
-        ).result
-        return stats
+        done = await self._p.steps.run(
+            key, lambda model: model.stats(key, now=at), now=at, write=False, absorb=STATS_VIEW
+        )
+        stats = done.result
+        if done.waiting is None:  # the ledger had enough receivable: it did not look
+            waiting = await self._backlog_waiting(key)
+        else:
+            waiting = done.waiting
+        return dataclasses.replace(stats, visible=stats.visible + waiting)
 
     async def count_in_flight(self, key: QueueKey, *, now: float | None) -> int:
         at = self._now(now)
@@ -374,17 +417,32 @@ class JetStreamQueueStore:
         at = self._now(now)
         upcoming = (
             await self._p.steps.run(
-                key, lambda model: model.next_visible_at(key, now=at), now=at, write=False
+                key,
+                lambda model: model.next_visible_at(key, now=at),
+                now=at,
+                write=False,
+                absorb=STATS_VIEW,
             )
         ).result
         return upcoming
+
+    async def _backlog_waiting(self, key: QueueKey) -> int:
+        """How many entries wait in the queue's backlog beyond its ledger's cursor."""
+        loaded = await self._p.steps.load(key, take=False)
+        if loaded is None:
+            raise QueueNotFound(key)
+        return await self._p.backlog.waiting(loaded.incarnation, loaded.ledger.cursor)
 
     # --- operators (metrics and the dashboard) ------------------------------------------
 
     async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
         at = self._now(now)
         done = await self._p.steps.run(
-            key, lambda model: model.peek(key, limit=limit, now=at), now=at, write=False
+            key,
+            lambda model: model.peek(key, limit=limit, now=at),
+            now=at,
+            write=False,
+            absorb=limit,
         )
         return [
             dataclasses.replace(p, message=await self._p.bodies.filled(p.message, done.bodies))
@@ -395,7 +453,7 @@ class JetStreamQueueStore:
         at = self._now(now)
         # The step drops its body from the stream once the ledger no longer names it.
         done = await self._p.steps.run(
-            key, lambda model: model.discard(key, message_id, now=at), now=at
+            key, lambda model: model.discard(key, message_id, now=at), now=at, absorb=STATS_VIEW
         )
         return done.result
 
@@ -416,7 +474,9 @@ class JetStreamQueueStore:
                 return await model.sweep_expired(limit=left, now=at)
 
             try:
-                count = (await self._p.steps.run(record.key, sweep, now=at)).result
+                # The backlog's head is its oldest: read as far as this sweep may go.
+                done = await self._p.steps.run(record.key, sweep, now=at, absorb=left)
+                count = done.result
             except QueueNotFound:  # deleted since the scan
                 continue
             swept += count
@@ -441,6 +501,7 @@ class JetStreamQueueStore:
                 lambda model: model.move_messages(source, destination, limit=limit, now=at),
                 now=at,
                 others=targets,
+                absorb=limit,
             )
         ).result
         return moved
