@@ -52,6 +52,19 @@ def _plain(record: QueueRecord, messages: Sequence[NewMessage], max_depth: int |
     )
 
 
+def _waiting(message: NewMessage, at: float) -> tuple[StoredMessage, float]:
+    """A plain send as its backlog entry holds it: the message, and when it is visible."""
+    stored = StoredMessage(
+        message.id,
+        message.body,
+        message.attributes,
+        message.trace_header,
+        sent_at=at,
+        group_id=message.group_id,
+    )
+    return stored, at + message.delay if message.delay else at
+
+
 @dataclasses.dataclass
 class _Parts:
     """What a started store works with."""
@@ -244,23 +257,7 @@ class JetStreamQueueStore:
         if found is None:
             raise QueueNotFound(key)
         if _plain(found[0], messages, max_depth):
-            await self._p.backlog.publish(
-                found[1],
-                [
-                    (
-                        StoredMessage(
-                            m.id,
-                            m.body,
-                            m.attributes,
-                            m.trace_header,
-                            sent_at=at,
-                            group_id=m.group_id,
-                        ),
-                        at + m.delay if m.delay else at,
-                    )
-                    for m in messages
-                ],
-            )
+            await self._p.backlog.publish(found[1], [_waiting(m, at) for m in messages])
             return [SendResult(m.id) for m in messages]
         # Bodies go first: the ledger write that names them is the send's commit point,
         # so a process dying in between leaves an orphaned body, never a lost message.
