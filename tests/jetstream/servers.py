@@ -53,6 +53,7 @@ class Node:
     cluster_port: int
     store_dir: Path
     routes: list[int] = field(default_factory=list)
+    max_payload: int = MAX_PAYLOAD
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -63,7 +64,7 @@ class Node:
         lines = [
             f'server_name: "{self.name}"',
             f"listen: 127.0.0.1:{self.port}",
-            f"max_payload: {MAX_PAYLOAD}",
+            f"max_payload: {self.max_payload}",
             f'jetstream {{ store_dir: "{self.store_dir}" }}',
         ]
         if self.routes:

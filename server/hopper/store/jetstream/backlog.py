@@ -54,10 +54,12 @@ class Backlog:
         subject = res.backlog_subject(incarnation)
 
         async def one(stored: StoredMessage, visible_at: float) -> None:
+            data = codec.encode_entry(stored, visible_at)
+            edge.fits(res.js, data)
             with edge.translated():
                 ack = await res.js.publish(
                     subject,
-                    codec.encode_entry(stored, visible_at),
+                    data,
                     stream=res.body_stream,
                     # A publish the client library retries is stored once.
                     headers={"Nats-Msg-Id": stored.id},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -78,9 +78,17 @@ class Resources:
         return f"{self.body_subject[: -len('.bodies')]}.wake.{incarnation}"
 
 
-async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resources:
+async def connect(
+    urls: Sequence[str],
+    *,
+    replicas: int,
+    prefix: str,
+    closed: Callable[[], Awaitable[None]] | None = None,
+) -> Resources:
     """Connect and create (or find) the stream and buckets. Raises StoreUnavailable when
-    JetStream cannot be reached or refuses."""
+    JetStream cannot be reached, refuses, or cannot carry what SQS allows (fitness.py).
+    `closed` is called when the connection closes for good (nats-py gives up on a
+    connection the server closed with an error, e.g. a payload over its limit)."""
     logged = ConnectionLog()
     try:
         nc = await nats.connect(
@@ -92,6 +100,7 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
             # Failures at start-up are the one line the caller writes; later ones are logged.
             error_cb=logged.error,
             disconnected_cb=logged.disconnected,
+            closed_cb=closed,
         )
     except (TimeoutError, nats.errors.Error, OSError) as error:
         raise StoreUnavailable(f"unreachable ({type(error).__name__}: {error})") from error
@@ -195,6 +204,7 @@ async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dic
     concurrent writers from one revision may both succeed (nats-io/nats-server#4320, in
     2.9.x). The message id names the revision the write is based on: JetStream's
     deduplication, applied in consensus order, lets only the first such write in."""
+    fits(bucket.js, value)
     headers = {
         **headers,
         "Nats-Expected-Last-Subject-Sequence": str(last),
@@ -205,6 +215,22 @@ async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dic
     if ack.duplicate:
         raise Conflict()
     return int(ack.seq)
+
+
+# What a publish's headers may take beyond its payload, at most (hopper's own headers).
+HEADER_ROOM = 1024
+
+
+def fits(js: JetStreamContext, payload: bytes) -> None:
+    """Refuse a publish the server would refuse by closing the connection: nats-py
+    checks the payload against max_payload but not the headers, and a server sent
+    more than its max_payload closes the connection (every queue would stop)."""
+    limit = js._nc.max_payload
+    if len(payload) + HEADER_ROOM > limit:
+        raise StoreUnavailable(
+            f"JetStream: {len(payload)} bytes to write, more than the server's max_payload"
+            f" ({limit}) allows"
+        )
 
 
 async def scan(bucket: Bucket, pattern: str) -> list[tuple[str, bytes]]:

@@ -93,6 +93,8 @@ class JetStreamQueueStore:
         self._parts: _Parts | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._wake: WakeUp | None = None
+        self._reopening: asyncio.Task[None] | None = None
+        self._lost: str | None = None
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now
@@ -100,7 +102,7 @@ class JetStreamQueueStore:
     @property
     def _p(self) -> _Parts:
         if self._parts is None:
-            raise StoreUnavailable("the store is not started")
+            raise StoreUnavailable(self._lost or "the store is not started")
         if not self._parts.res.nc.is_connected:
             # Fail fast while the client reconnects, rather than after a request timeout:
             # SDKs retry a ServiceUnavailable.
@@ -109,13 +111,27 @@ class JetStreamQueueStore:
 
     # --- life cycle -----------------------------------------------------------------
 
+    def unavailable(self) -> str | None:
+        """Why the store cannot serve now (for `/health`), or None."""
+        if self._parts is None:
+            return self._lost or "the JetStream store is not started"
+        if not self._parts.res.nc.is_connected:
+            return "JetStream connection lost; reconnecting"
+        return None
+
     async def start(self, wake: WakeUp) -> None:
-        res = await edge.connect(self._urls, replicas=self._replicas, prefix=self._prefix)
+        self._wake = wake
+        await self._open()
+
+    async def _open(self) -> None:
+        res = await edge.connect(
+            self._urls, replicas=self._replicas, prefix=self._prefix, closed=self._closed
+        )
         records, bodies = Records(res), Bodies(res)
         backlog = Backlog(res, bodies)
         steps = Steps(res, records, bodies, backlog, self._clock)
         self._parts = _Parts(res, records, bodies, backlog, steps, MoveTasks(res, self._clock))
-        self._wake = wake
+        self._lost = None
         with edge.translated():
             watcher = await res.ledgers.kv.watch(">", meta_only=True)
             await res.nc.subscribe(res.wake_subject("*"), cb=self._woken)
@@ -135,8 +151,40 @@ class JetStreamQueueStore:
             if key is not None and self._wake is not None:
                 self._wake(key, None)
 
+    async def _closed(self) -> None:
+        """The connection closed for good while the store runs (nats-py does not
+        reconnect a connection the server closed with an error): open a new one."""
+        if self._wake is None or self._reopening is not None or self._parts is None:
+            return  # closing, already reopening, or never opened
+        parts, self._parts = self._parts, None
+        self._lost = "JetStream connection closed by the server; reopening"
+        log.warning("hopper: %s", self._lost)
+        if parts is not None:
+            parts.res.log.started = False
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+        self._reopening = asyncio.create_task(self._reopen())
+
+    async def _reopen(self) -> None:
+        pause = 0.1
+        try:
+            while self._wake is not None:
+                try:
+                    await self._open()
+                    log.warning("hopper: JetStream connection reopened")
+                    return
+                except StoreUnavailable as error:
+                    self._lost = f"JetStream unavailable ({error.reason}); reopening"
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 5.0)
+        finally:
+            self._reopening = None
+
     async def close(self) -> None:
         self._wake = None
+        if self._reopening is not None:
+            self._reopening.cancel()
+            self._reopening = None
         if self._watch_task is not None:
             self._watch_task.cancel()
             self._watch_task = None
