@@ -48,12 +48,13 @@ class Backlog:
 
     async def publish(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
-    ) -> None:
-        """Append each (message, visible at) in order; returns once JetStream has them."""
+    ) -> list[int]:
+        """Append each (message, visible at) in order; their sequences, once JetStream
+        has them all."""
         res = self._res
         subject = res.backlog_subject(incarnation)
 
-        async def one(stored: StoredMessage, visible_at: float) -> None:
+        async def one(stored: StoredMessage, visible_at: float) -> int:
             data = codec.encode_entry(stored, visible_at)
             edge.fits(res.js, data)
             with edge.translated():
@@ -65,12 +66,14 @@ class Backlog:
                     headers={"Nats-Msg-Id": stored.id},
                 )
             self._bodies.keep(ack.seq, (stored.body, stored.attributes, stored.trace_header))
+            return int(ack.seq)
 
         # One connection writes them in this order, so their sequences are send order.
-        await asyncio.gather(*(one(stored, at) for stored, at in messages))
+        seqs = await asyncio.gather(*(one(stored, at) for stored, at in messages))
         # Long polls of other processes: a hint (they also look by themselves).
         with contextlib.suppress(nats.errors.Error):
             await res.nc.publish(res.wake_subject(incarnation), b"")
+        return list(seqs)
 
     async def read(self, incarnation: str, after: int, limit: int) -> tuple[list[Entry], int]:
         """Up to `limit` entries after sequence `after`, and how many more wait after

@@ -258,6 +258,7 @@ def encode_entry(stored: StoredMessage, visible_at: float) -> bytes:
             "sent_at": stored.sent_at,
             "visible_at": visible_at,
             "group": stored.group_id,
+            "dedup": stored.deduplication_id,
             **_body_fields(stored),
         }
     )
@@ -274,6 +275,7 @@ def decode_entry(data: bytes) -> tuple[StoredMessage, float]:
         trace_header=trace,
         sent_at=raw["sent_at"],
         group_id=raw["group"],
+        deduplication_id=raw.get("dedup"),
     )
     return stored, raw["visible_at"]
 

@@ -34,6 +34,9 @@ log = logging.getLogger("hopper.jetstream")
 BODY_MAX_AGE_SECONDS = 15 * 24 * 3600.0
 
 
+# How long the server keeps a FIFO deduplication id (its window is 300 s).
+DEDUP_KEEP_SECONDS = 900.0
+
 # How long one JetStream request may take: a request to a node that just died waits this
 # long before its step answers ServiceUnavailable (and an SDK retries).
 REQUEST_TIMEOUT_SECONDS = 3.0
@@ -66,6 +69,7 @@ class Resources:
     js: JetStreamContext
     queues: Bucket  # queue records, deletion times, move tasks
     ledgers: Bucket  # one ledger per queue incarnation
+    dedup: Bucket  # FIFO deduplication ids, one entry each (deduplication.py)
     body_stream: str
     body_subject: str
     log: ConnectionLog
@@ -129,16 +133,25 @@ async def connect(
         )
         queues = await _bucket(js, f"{prefix}_queues", replicas)
         ledgers = await _bucket(js, f"{prefix}_ledgers", replicas)
-    return Resources(nc, js, queues, ledgers, body_stream, body_subject, logged)
+        # An id's window is 300 s of hopper's clock; the server drops entries well after.
+        dedup = await _bucket(js, f"{prefix}_dedup", replicas, ttl=DEDUP_KEEP_SECONDS)
+    return Resources(nc, js, queues, ledgers, dedup, body_stream, body_subject, logged)
 
 
-async def _bucket(js: JetStreamContext, name: str, replicas: int) -> Bucket:
+async def _bucket(
+    js: JetStreamContext, name: str, replicas: int, ttl: float | None = None
+) -> Bucket:
     # history=1: a value's revision is all compare-and-set needs. No direct gets: a
     # follower may answer those from behind, and a decision that writes nothing (a
     # receipt found gone, an empty receive) must not rest on an old ledger.
     kv = await js.create_key_value(
         KeyValueConfig(
-            bucket=name, history=1, replicas=replicas, storage=StorageType.FILE, direct=False
+            bucket=name,
+            history=1,
+            replicas=replicas,
+            storage=StorageType.FILE,
+            direct=False,
+            ttl=ttl,
         )
     )
     return Bucket(kv, js, name)
@@ -199,21 +212,13 @@ async def remove(bucket: Bucket, key: str, last: int) -> None:
 
 
 async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dict[str, str]) -> int:
-    """Compare-and-set by hand rather than `KeyValue.update`: on a replicated stream,
-    nats-server checks Nats-Expected-Last-Subject-Sequence before consensus only, so two
-    concurrent writers from one revision may both succeed (nats-io/nats-server#4320, in
-    2.9.x). The message id names the revision the write is based on: JetStream's
-    deduplication, applied in consensus order, lets only the first such write in."""
+    """Compare-and-set on the key's last sequence. (nats-server before 2.9.21 let two
+    writers from one revision both win on a replicated stream, nats-io/nats-server#4320;
+    hopper requires 2.11, see fitness.py, so the server's own check is enough.)"""
     fits(bucket.js, value)
-    headers = {
-        **headers,
-        "Nats-Expected-Last-Subject-Sequence": str(last),
-        "Nats-Msg-Id": f"{bucket.name}.{key}.{last}",
-    }
+    headers = {**headers, "Nats-Expected-Last-Subject-Sequence": str(last)}
     with translated():
         ack = await bucket.js.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
-    if ack.duplicate:
-        raise Conflict()
     return int(ack.seq)
 
 

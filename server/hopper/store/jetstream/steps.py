@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import logging
 import random
 from collections import Counter
@@ -22,7 +23,8 @@ from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
 from hopper.store.memory import MemoryQueueStore
-from hopper.store.memory.store import _NO_ATTRIBUTES, _Message
+from hopper.store.memory.groups import fifo_runs
+from hopper.store.memory.store import _NO_ATTRIBUTES, _Message, _Queue
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -79,6 +81,15 @@ PREFETCH = 100
 # flight, delayed, or not yet received): it stays one modest key-value entry however
 # deep the queue.
 WINDOW = 5_000
+
+
+def _ready(queue: _Queue, now: float, wanted: int) -> int:
+    """How many of the ledger's messages a receive could take now (up to `wanted`)."""
+    if queue.record.config.fifo:
+        return sum(1 for _ in itertools.islice(fifo_runs(queue, now, frozenset()), wanted))
+    return sum(
+        1 for m in queue.messages.values() if m.visible_at <= now and not queue.expired(m, now)
+    )
 
 
 @dataclasses.dataclass
@@ -257,9 +268,7 @@ class Steps:
         beyond (None when it did not read)."""
         ledger = one.ledger
         queue = ledger.queue
-        ready = sum(
-            1 for m in queue.messages.values() if m.visible_at <= now and not queue.expired(m, now)
-        )
+        ready = _ready(queue, now, wanted)
         # A fair queue ranks tenants by what they hold in flight: it looks at the
         # backlog's head at every step, so a quiet tenant's new message is seen at once.
         if (ready >= wanted and not queue.grouped) or len(queue.messages) >= WINDOW:
@@ -267,9 +276,15 @@ class Steps:
         entries, waiting = await self._backlog.read(
             one.incarnation, ledger.cursor, max(wanted - ready, PREFETCH)
         )
+        fifo = queue.record.config.fifo
         for entry in entries:
             stored = dataclasses.replace(
-                entry.stored, body="", attributes=_NO_ATTRIBUTES, trace_header=None
+                entry.stored,
+                body="",
+                attributes=_NO_ATTRIBUTES,
+                trace_header=None,
+                # A FIFO message's sequence number is its place in the backlog.
+                sequence_number=entry.seq if fifo else None,
             )
             queue.add(_Message(stored, visible_at=entry.visible_at))
             queue.grouped = queue.grouped or stored.group_id is not None

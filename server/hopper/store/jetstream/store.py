@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from hopper.core import handoff
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import (
@@ -28,9 +29,10 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.core.store import WakeUp
-from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream import codec, edge, sends
 from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
+from hopper.store.jetstream.deduplication import Windows
 from hopper.store.jetstream.records import Records
 from hopper.store.jetstream.steps import Done, Loaded, Steps
 from hopper.store.jetstream.tasks import MoveTasks
@@ -43,28 +45,6 @@ log = logging.getLogger("hopper.jetstream")
 STATS_VIEW = 100
 
 
-def _plain(record: QueueRecord, messages: Sequence[NewMessage], max_depth: int | None) -> bool:
-    """Whether a send needs no decision by the ledger: it goes to the queue's backlog."""
-    return (
-        not record.config.fifo
-        and max_depth is None
-        and all(m.deduplication_id is None and m.lease is None for m in messages)
-    )
-
-
-def _waiting(message: NewMessage, at: float) -> tuple[StoredMessage, float]:
-    """A plain send as its backlog entry holds it: the message, and when it is visible."""
-    stored = StoredMessage(
-        message.id,
-        message.body,
-        message.attributes,
-        message.trace_header,
-        sent_at=at,
-        group_id=message.group_id,
-    )
-    return stored, at + message.delay if message.delay else at
-
-
 @dataclasses.dataclass
 class _Parts:
     """What a started store works with."""
@@ -73,6 +53,7 @@ class _Parts:
     records: Records
     bodies: Bodies
     backlog: Backlog
+    windows: Windows
     steps: Steps
     tasks: MoveTasks
 
@@ -130,7 +111,8 @@ class JetStreamQueueStore:
         records, bodies = Records(res), Bodies(res)
         backlog = Backlog(res, bodies)
         steps = Steps(res, records, bodies, backlog, self._clock)
-        self._parts = _Parts(res, records, bodies, backlog, steps, MoveTasks(res, self._clock))
+        tasks = MoveTasks(res, self._clock)
+        self._parts = _Parts(res, records, bodies, backlog, Windows(res), steps, tasks)
         self._lost = None
         with edge.translated():
             watcher = await res.ledgers.kv.watch(">", meta_only=True)
@@ -242,6 +224,7 @@ class JetStreamQueueStore:
             return None
         record, incarnation = deleted
         await self._p.backlog.drop(incarnation)
+        await self._p.windows.forget(incarnation)
         # The incarnation went with the record: its ledger and bodies are garbage now.
         raw, revision = await edge.get(self._p.res.ledgers, incarnation)
         data = codec.unpack(raw)
@@ -304,9 +287,13 @@ class JetStreamQueueStore:
         found = await self._p.records.find(key)
         if found is None:
             raise QueueNotFound(key)
-        if _plain(found[0], messages, max_depth):
-            await self._p.backlog.publish(found[1], [_waiting(m, at) for m in messages])
-            return [SendResult(m.id) for m in messages]
+        record, incarnation, _ = found
+        handoff.check_leases(key, messages, max_depth)
+        if sends.backlogged(record, messages, max_depth):
+            if record.config.fifo:
+                p = self._p
+                return await sends.send_fifo(p.backlog, p.windows, incarnation, messages, at)
+            return await sends.send_plain(self._p.backlog, incarnation, messages, at)
         # Bodies go first: the ledger write that names them is the send's commit point,
         # so a process dying in between leaves an orphaned body, never a lost message.
         stored = [
@@ -426,6 +413,9 @@ class JetStreamQueueStore:
 
         done = await self._p.steps.run(key, op, now=at, after=skip)
         await self._p.backlog.drop(incarnation, below=last + 1)
+        if found[0].config.fifo:
+            # AWS: a FIFO queue's deduplication window goes with its messages.
+            await self._p.windows.forget(incarnation)
         return done.result + waiting
 
     async def last_purged_at(self, key: QueueKey) -> float | None:

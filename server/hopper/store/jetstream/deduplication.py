@@ -1,0 +1,95 @@
+"""FIFO deduplication windows, one key-value entry per deduplication id.
+
+A FIFO send goes to its queue's backlog like a plain one (its stream sequence is its
+sequence number); its deduplication id is an entry of the `<prefix>_dedup` bucket,
+keyed by the queue's incarnation and a digest of the id, holding when it was first sent
+and the message that took it. Taking an id is a compare-and-set on that one entry, so
+two concurrent sends of one id enqueue one message, and the window is decided by
+hopper's `now` (300 seconds from the first send, even after the message is deleted),
+which JetStream's own Nats-Msg-Id window (the server's clock, fixed per stream) is not.
+
+A send takes its ids (marked in progress), publishes, then records the sequences. A
+duplicate that finds an id in progress waits for its sequence; an id left in progress
+longer than CLAIM_SECONDS (its sender died between the two writes) is free again, so a
+client's retry of that send is enqueued rather than called a duplicate of nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from hopper.core import limits
+from hopper.core.errors import StoreUnavailable
+from hopper.core.model import SendResult
+from hopper.store.jetstream import edge
+from hopper.store.jetstream.records import MAX_ROUNDS
+
+# How long a taken id may wait for its sequence before it counts as abandoned.
+CLAIM_SECONDS = 5.0
+
+
+@dataclass
+class Taken:
+    """An id this send took: the entry's key and the revision to record the sequence at."""
+
+    key: str
+    revision: int
+
+
+class Windows:
+    def __init__(self, res: edge.Resources) -> None:
+        self._res = res
+        self._kv = res.dedup
+
+    def _key(self, incarnation: str, window_key: str) -> str:
+        return f"{incarnation}.{hashlib.sha256(window_key.encode()).hexdigest()[:40]}"
+
+    async def take(
+        self, incarnation: str, window_key: str, message_id: str, now: float
+    ) -> Taken | SendResult:
+        """Take `window_key` for `message_id`, or the original's result (duplicate)."""
+        key = self._key(incarnation, window_key)
+        waited_since = time.monotonic()
+        for _ in range(MAX_ROUNDS * 8):
+            raw, revision = await edge.get(self._kv, key)
+            held = None if raw is None else orjson.loads(raw)
+            if held is not None and now - held["at"] < limits.DEDUPLICATION_WINDOW_SECONDS:
+                if held["seq"] is not None:
+                    return SendResult(held["id"], sequence_number=held["seq"], duplicate=True)
+                if time.monotonic() - waited_since < CLAIM_SECONDS:
+                    await asyncio.sleep(0.005)  # its sender is publishing: its sequence comes
+                    continue
+            value = orjson.dumps({"at": now, "id": message_id, "seq": None})
+            try:
+                return Taken(key, await edge.put(self._kv, key, value, revision))
+            except edge.Conflict:
+                continue
+        raise StoreUnavailable("JetStream: too much contention on a deduplication id")
+
+    async def record(self, taken: Taken, message_id: str, seq: int, now: float) -> None:
+        """The taken id's message is in the backlog at `seq`."""
+        value = orjson.dumps({"at": now, "id": message_id, "seq": seq})
+        # A conflict: the claim was taken over as abandoned (this send outlived
+        # CLAIM_SECONDS); the id is another send's now.
+        with contextlib.suppress(edge.Conflict):
+            await edge.put(self._kv, taken.key, value, taken.revision)
+
+    async def release(self, taken: Sequence[Taken]) -> None:
+        """Free ids whose send failed before publishing (best effort)."""
+        for one in taken:
+            with contextlib.suppress(edge.Conflict, StoreUnavailable):
+                await edge.remove(self._kv, one.key, one.revision)
+
+    async def forget(self, incarnation: str) -> None:
+        """Drop every id of the queue (a purge: its window goes with its messages)."""
+        with edge.translated():
+            await self._res.js.purge_stream(
+                f"KV_{self._kv.name}", subject=f"$KV.{self._kv.name}.{incarnation}.>"
+            )
