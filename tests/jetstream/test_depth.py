@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from hopper.core.clock import FakeClock
-from hopper.core.model import NewMessage, QueueConfig, QueueKey, Receipt
+from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, Receipt
 from hopper.store.jetstream import JetStreamQueueStore
 
 from .servers import one_node
@@ -32,37 +32,68 @@ async def _ledger_size(store: JetStreamQueueStore, key: QueueKey) -> int:
     return len(loaded.raw or b"")
 
 
+def _message(i: int, fifo: bool) -> NewMessage:
+    if not fifo:
+        return NewMessage(id=str(uuid.uuid4()), body=f"m{i}")
+    return NewMessage(
+        id=str(uuid.uuid4()), body=f"m{i}", group_id=f"g{i % 10}", deduplication_id=f"d{i}"
+    )
+
+
+async def _fill(store: JetStreamQueueStore, key: QueueKey, clock: FakeClock, fifo: bool) -> None:
+    for start in range(0, DEPTH, 500):
+        batches = [
+            [_message(i, fifo) for i in range(j, j + 10)]
+            for j in range(start, min(start + 500, DEPTH), 10)
+        ]
+        await asyncio.gather(*(store.send(key, b, now=clock.now()) for b in batches))
+
+
+async def _drain(
+    store: JetStreamQueueStore, key: QueueKey, clock: FakeClock
+) -> tuple[list[Delivery], int]:
+    """Every delivery, in order, and the largest ledger seen on the way."""
+    seen: list[Delivery] = []
+    largest = 0
+    while True:
+        got = await store.receive(key, max_messages=10, visibility_timeout=30, now=clock.now())
+        if not got:
+            return seen, largest
+        seen += got
+        receipts = [Receipt(d.message.id, d.token) for d in got]
+        await store.delete(key, receipts, refuse_expired=False, now=clock.now())
+        if len(seen) % 1_000 < 10:
+            largest = max(largest, await _ledger_size(store, key))
+
+
 @pytest.mark.slow
-async def test_a_queue_deeper_than_the_ledgers_window_drains_whole_with_a_small_ledger() -> None:
+@pytest.mark.parametrize("name", ["deep", "deep.fifo"])
+async def test_a_queue_deeper_than_the_old_limit_drains_whole_with_a_small_ledger(
+    name: str,
+) -> None:
     clock = FakeClock()
     prefix = f"t{uuid.uuid4().hex[:12]}"
     store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
     await store.start(_ignore)
+    fifo = name.endswith(".fifo")
     try:
-        key = QueueKey("000000000000", "deep")
-        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        key = QueueKey("000000000000", name)
+        config = QueueConfig(fifo=True) if fifo else QueueConfig()
+        await store.create_queue(key, config, {}, now=clock.now())
         # given a queue holding more messages than the old one-entry limit (10,000)
-        for start in range(0, DEPTH, 500):
-            batches = [
-                [NewMessage(id=str(uuid.uuid4()), body=f"m{i}") for i in range(j, j + 10)]
-                for j in range(start, min(start + 500, DEPTH), 10)
-            ]
-            await asyncio.gather(*(store.send(key, b, now=clock.now()) for b in batches))
+        await _fill(store, key, clock, fifo)
         assert (await store.stats(key, now=clock.now())).visible == DEPTH
         # when it is drained ten at a time
-        seen: set[str] = set()
-        largest = 0
-        while True:
-            got = await store.receive(key, max_messages=10, visibility_timeout=30, now=clock.now())
-            if not got:
-                break
-            seen.update(d.message.body for d in got)
-            receipts = [Receipt(d.message.id, d.token) for d in got]
-            await store.delete(key, receipts, refuse_expired=False, now=clock.now())
-            if len(seen) % 1_000 == 0:
-                largest = max(largest, await _ledger_size(store, key))
-        # then every message came back once, and the ledger never held the backlog
-        assert seen == {f"m{i}" for i in range(DEPTH)}
+        seen, largest = await _drain(store, key, clock)
+        # then every message came back once (a FIFO group's in order), and the ledger
+        # never held the backlog
+        assert sorted(d.message.body for d in seen) == sorted(f"m{i}" for i in range(DEPTH))
+        if fifo:
+            for group in range(10):
+                mine = [
+                    d.message.sequence_number for d in seen if d.message.group_id == f"g{group}"
+                ]
+                assert mine == sorted(mine)
         assert largest < 16 * 1024, largest
         assert (await store.stats(key, now=clock.now())).visible == 0
     finally:

@@ -81,6 +81,8 @@ PREFETCH = 100
 # flight, delayed, or not yet received): it stays one modest key-value entry however
 # deep the queue.
 WINDOW = 5_000
+# A fair queue's ledger takes from the backlog at every step up to this many messages.
+FAIR_WINDOW = 1_000
 
 
 def _ready(queue: _Queue, now: float, wanted: int) -> int:
@@ -268,15 +270,17 @@ class Steps:
         beyond (None when it did not read)."""
         ledger = one.ledger
         queue = ledger.queue
+        fifo = queue.record.config.fifo
         ready = _ready(queue, now, wanted)
-        # A fair queue ranks tenants by what they hold in flight: it looks at the
-        # backlog's head at every step, so a quiet tenant's new message is seen at once.
-        if (ready >= wanted and not queue.grouped) or len(queue.messages) >= WINDOW:
+        # A fair queue (a standard one with group ids) ranks tenants by what they hold in
+        # flight: it looks at the backlog's head at every step while its ledger is
+        # modest, so a quiet tenant's new message is seen at once.
+        fair = queue.grouped and not fifo and len(queue.messages) < FAIR_WINDOW
+        if (ready >= wanted and not fair) or len(queue.messages) >= WINDOW:
             return None
         entries, waiting = await self._backlog.read(
             one.incarnation, ledger.cursor, max(wanted - ready, PREFETCH)
         )
-        fifo = queue.record.config.fifo
         for entry in entries:
             stored = dataclasses.replace(
                 entry.stored,
