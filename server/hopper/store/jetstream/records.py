@@ -101,13 +101,15 @@ class Records:
             if found is None:
                 raise QueueNotFound(key)
             record, incarnation, revision = found
-            self.forget(key)
             record = change(record)
             value = codec.encode_record(record, incarnation)
             try:
                 await edge.put(self._kv, _record_key(key), value, revision)
             except edge.Conflict:
                 continue
+            finally:
+                # After the write: a look-up meanwhile may have kept the old record.
+                self.forget(key)
             return record
         raise StoreUnavailable("JetStream: too much contention changing a queue")
 
@@ -118,11 +120,12 @@ class Records:
             if found is None:
                 return None
             record, incarnation, revision = found
-            self.forget(key)
             try:
                 await edge.remove(self._kv, _record_key(key), revision)
             except edge.Conflict:
                 continue
+            finally:
+                self.forget(key)
             with edge.translated():
                 await self._kv.kv.put(_deleted_key(key), str(at).encode())
             return record, incarnation

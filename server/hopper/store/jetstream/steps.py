@@ -68,6 +68,8 @@ class Loaded:
     ledger: codec.Ledger
     raw: bytes | None
     revision: int
+    # False: read from this process's memory, not yet checked against JetStream
+    verified: bool = True
 
 
 # Steps committed together at most: each claims up to 10 deliveries, and one write has
@@ -133,13 +135,19 @@ class Steps:
         self._waiting: dict[QueueKey, list[_Entry]] = {}
         self._leaders: dict[QueueKey, asyncio.Task[None]] = {}
 
-    async def load(self, key: QueueKey, *, take: bool = True) -> Loaded | None:
+    async def load(self, key: QueueKey, *, take: bool = True, trust: bool = False) -> Loaded | None:
         """The queue's record and ledger, or None. With `take` False (a step that
-        writes nothing) a ledger this process holds decoded is shared, not taken."""
+        writes nothing) a ledger this process holds decoded is shared, not taken. With
+        `trust`, a ledger this process wrote last is taken without asking JetStream
+        whether it is still the latest (`verified` False): its compare-and-set will say."""
         found = await self._records.find(key)
         if found is None:
             return None
         record, incarnation, _ = found
+        if trust and take and incarnation in self._decoded:
+            kept = self._decoded.pop(incarnation)
+            kept.ledger.queue.record = record
+            return dataclasses.replace(kept, record=record, verified=False)
         packed, revision = await edge.get(self._kv, incarnation)
         # The ledger as this process last wrote it, when nobody wrote since: no decode.
         cached = (self._decoded.pop if take else self._decoded.get)(incarnation, None)
@@ -224,8 +232,10 @@ class Steps:
         absorb = max(entry.absorb for entry in group)
         for round_ in range(MAX_ROUNDS):
             writes = all(entry.write for entry in group)
-            # A ledger the step adds backlog entries to is its own copy.
-            main = await self.load(key, take=writes or absorb > 0)
+            # A ledger the step adds backlog entries to is its own copy. A writing step
+            # first trusts the ledger as this process left it (its write is a
+            # compare-and-set): one round trip less while one process drives a queue.
+            main = await self.load(key, take=writes or absorb > 0, trust=writes and round_ == 0)
             if main is None:
                 raise QueueNotFound(key)
             waiting = await self._absorb(main, absorb, now) if absorb else None
@@ -255,6 +265,8 @@ class Steps:
                 except edge.Conflict:
                     await asyncio.sleep(random.uniform(0, 0.002 * min(round_, 10)))
                     continue
+                if revision is None and not main.verified and not await self._latest(main):
+                    continue  # it wrote nothing, on a ledger that may be old: decide again
                 self.dead_lettered.update(model._dead_lettered)
             for entry, (ok, value) in zip(group, outcomes, strict=True):
                 if ok:
@@ -263,6 +275,11 @@ class Steps:
                     entry.future.set_exception(value)
             return
         raise StoreUnavailable("JetStream: too much contention on a queue's ledger")
+
+    async def _latest(self, one: Loaded) -> bool:
+        """Whether `one` is still the ledger's latest revision."""
+        _, revision = await edge.get(self._kv, one.incarnation)
+        return revision == one.revision
 
     async def _absorb(self, one: Loaded, wanted: int, now: float) -> int | None:
         """Take backlog entries into the ledger until it holds `wanted` receivable
