@@ -24,7 +24,7 @@ The mapping:
 - A queue's record (config, tags, incarnation), deletion times and the move tasks are
   entries of the bucket `<prefix>_queues` (`records.py`, `tasks.py`).
 - The fencing token is the ledger bucket's revision of the write that claimed the
-  delivery (times 64, plus the delivery's place in that write): one sequence for the
+  delivery (times 1024, plus the delivery's place in that write): one sequence for the
   whole bucket, issued by JetStream, so tokens increase store-wide in commit order,
   across queues, dead letters and moves (`codec.token`).
 - Steps of one queue that meet in one process run one after the other on one model and

@@ -81,8 +81,7 @@ class Bodies:
         async def one(seq: int) -> None:
             self._cache.pop(seq, None)
             try:
-                with edge.translated():
-                    await res.js.delete_msg(res.body_stream, seq)
+                await edge.delete_message(res, seq)
             except StoreUnavailable as error:
                 # An orphaned body costs space until the stream's max age, never a message.
                 log.debug("hopper: body %s not deleted: %s", seq, error)

@@ -32,7 +32,7 @@ from hopper.core.model import (
 from hopper.store.memory.store import _NO_ATTRIBUTES, _Attempt, _Message, _Queue
 
 # A write claims at most this many deliveries (a receive takes 10 at most).
-TOKENS_PER_WRITE = 64
+TOKENS_PER_WRITE = 1024
 
 
 @dataclasses.dataclass

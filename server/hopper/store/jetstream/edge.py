@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import nats
 import nats.errors
 import nats.js.errors
+import orjson
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import (
@@ -221,6 +222,23 @@ async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dic
         ack = await bucket.js.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
     return int(ack.seq)
 
+
+async def delete_message(res: Resources, seq: int) -> None:
+    """Delete one message of the bodies stream without erasing it on disk: nats-py's
+    `delete_msg` asks for a secure erase (the message overwritten in its block), which
+    made a batch of deletes take 100 ms under load instead of a fraction of one."""
+    request = orjson.dumps({"seq": seq, "no_erase": True})
+    with translated():
+        answer = await res.nc.request(
+            f"$JS.API.STREAM.MSG.DELETE.{res.body_stream}", request, timeout=REQUEST_TIMEOUT_SECONDS
+        )
+    error = orjson.loads(answer.data).get("error")
+    if error is not None and error.get("err_code") != NO_MESSAGE:
+        raise StoreUnavailable(f"JetStream: {error.get('description', error)}")
+
+
+# JetStream's error code for a message already gone (deleted or purged): what a delete wants.
+NO_MESSAGE = 10057
 
 # What a publish's headers may take beyond its payload, at most (hopper's own headers).
 HEADER_ROOM = 1024

@@ -74,11 +74,11 @@ class Loaded:
 
 # Steps committed together at most: each claims up to 10 deliveries, and one write has
 # codec.TOKENS_PER_WRITE tokens to give.
-GROUP_SIZE = 6
+GROUP_SIZE = 64
 # A step that wants receivable messages and finds too few in the ledger takes at least
 # this many from the backlog (one read), so a drain reads the backlog once per
 # PREFETCH messages rather than once per receive.
-PREFETCH = 100
+PREFETCH = 200
 # The ledger takes no more from the backlog while it holds this many messages (in
 # flight, delayed, or not yet received): it stays one modest key-value entry however
 # deep the queue.
