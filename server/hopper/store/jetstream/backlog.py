@@ -30,15 +30,49 @@ log = logging.getLogger("hopper.jetstream")
 
 # One read returns at most this many bytes of entries (the server ends the batch early).
 READ_MAX_BYTES = 4 * 1024 * 1024
+# An entry holds a send's messages up to this many bytes of bodies and attributes (one
+# SendMessageBatch fits: SQS caps its total at 1 MiB).
+ENTRY_BYTES = 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """One waiting message: its stream sequence, the message, when it is visible."""
+    """One waiting message: its body key (codec.body_key), the message, when it is
+    visible."""
 
-    seq: int
+    key: int
     stored: StoredMessage
     visible_at: float
+
+
+@dataclasses.dataclass
+class Read:
+    """What a read found: the messages, the last stream sequence read (the ledger's
+    cursor once taken), and how many stream messages wait beyond it."""
+
+    entries: list[Entry]
+    last: int
+    waiting: int
+
+
+def _packed(
+    messages: Sequence[tuple[StoredMessage, float]],
+) -> list[list[tuple[StoredMessage, float]]]:
+    """A send's messages in as few entries as carry them: one, unless together they pass
+    ENTRY_BYTES of body (each message alone fits: fitness.py)."""
+    packs: list[list[tuple[StoredMessage, float]]] = [[]]
+    size = 0
+    for message in messages:
+        length = len(message[0].body) + sum(
+            len(a.string_value or "") + len(a.binary_value or b"")
+            for a in message[0].attributes.values()
+        )
+        if packs[-1] and (size + length > ENTRY_BYTES or len(packs[-1]) >= codec.SLOTS):
+            packs.append([])
+            size = 0
+        packs[-1].append(message)
+        size += length
+    return packs
 
 
 class Backlog:
@@ -49,13 +83,15 @@ class Backlog:
     async def publish(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
     ) -> list[int]:
-        """Append each (message, visible at) in order; their sequences, once JetStream
-        has them all."""
+        """Append the messages, in order, as one entry (one publish) when they fit; their
+        body keys, once JetStream has them all."""
         res = self._res
         subject = res.backlog_subject(incarnation)
+        if not messages:
+            return []
 
-        async def one(stored: StoredMessage, visible_at: float) -> int:
-            data = codec.encode_entry(stored, visible_at)
+        async def one(pack: list[tuple[StoredMessage, float]]) -> list[int]:
+            data = codec.encode_entry(pack)
             edge.fits(res.js, data)
             with edge.translated():
                 ack = await res.js.publish(
@@ -63,29 +99,32 @@ class Backlog:
                     data,
                     stream=res.body_stream,
                     # A publish the client library retries is stored once.
-                    headers={"Nats-Msg-Id": stored.id},
+                    headers={"Nats-Msg-Id": pack[0][0].id},
                 )
-            self._bodies.keep(ack.seq, (stored.body, stored.attributes, stored.trace_header))
-            return int(ack.seq)
+            keys = [codec.body_key(ack.seq, i) for i in range(len(pack))]
+            for key, (stored, _) in zip(keys, pack, strict=True):
+                self._bodies.keep(key, (stored.body, stored.attributes, stored.trace_header))
+            return keys
 
         # One connection writes them in this order, so their sequences are send order.
-        seqs = await asyncio.gather(*(one(stored, at) for stored, at in messages))
+        packs = await asyncio.gather(*(one(pack) for pack in _packed(messages)))
         # Long polls of other processes: a hint (they also look by themselves).
         with contextlib.suppress(nats.errors.Error):
             await res.nc.publish(res.wake_subject(incarnation), b"")
-        return list(seqs)
+        return [key for keys in packs for key in keys]
 
-    async def read(self, incarnation: str, after: int, limit: int) -> tuple[list[Entry], int]:
-        """Up to `limit` entries after sequence `after`, and how many more wait after
-        them. One request: a batched direct get (nats-server 2.11)."""
+    async def read(self, incarnation: str, after: int, limit: int) -> Read:
+        """The entries after stream sequence `after`, until they hold `limit` messages
+        or more. One request: a batched direct get (nats-server 2.11)."""
         res = self._res
         request = {
             "seq": after + 1,
             "next_by_subj": res.backlog_subject(incarnation),
-            "batch": max(limit, 1),
+            # Entries, not messages: a send's entry holds up to ten.
+            "batch": max(limit // 4, 1),
             "max_bytes": READ_MAX_BYTES,
         }
-        entries: list[Entry] = []
+        found = Read([], after, 0)
         inbox = res.nc.new_inbox()
         with edge.translated():
             sub = await res.nc.subscribe(inbox)
@@ -98,25 +137,30 @@ class Backlog:
                     headers = msg.headers or {}
                     status = headers.get("Status")
                     if status == "404":
-                        return entries, 0
+                        return found
                     if status is not None:  # 204: end of the batch
                         if status != "204":
                             raise StoreUnavailable(f"JetStream: direct get answered {status}")
-                        return entries, int(headers.get("Nats-Num-Pending", 0))
-                    if len(entries) < limit:
-                        entries.append(self._entry(msg.data, int(headers["Nats-Sequence"])))
+                        found.waiting += int(headers.get("Nats-Num-Pending", 0))
+                        return found
+                    if len(found.entries) < limit:
+                        self._take(found, msg.data, int(headers["Nats-Sequence"]))
+                    else:
+                        found.waiting += 1
             finally:
                 await sub.unsubscribe()
 
-    def _entry(self, data: bytes, seq: int) -> Entry:
-        stored, visible_at = codec.decode_entry(data)
-        self._bodies.keep(seq, (stored.body, stored.attributes, stored.trace_header))
-        return Entry(seq, stored, visible_at)
+    def _take(self, found: Read, data: bytes, seq: int) -> None:
+        for index, (stored, visible_at) in enumerate(codec.decode_entry(data)):
+            key = codec.body_key(seq, index)
+            self._bodies.keep(key, (stored.body, stored.attributes, stored.trace_header))
+            found.entries.append(Entry(key, stored, visible_at))
+        found.last = seq
 
     async def waiting(self, incarnation: str, after: int) -> int:
         """How many entries wait after sequence `after`."""
-        entries, more = await self.read(incarnation, after, 1)
-        return len(entries) + more
+        found = await self.read(incarnation, after, 1)
+        return len(found.entries) + found.waiting
 
     async def last(self, incarnation: str) -> int:
         """The sequence of the queue's last entry, or 0."""

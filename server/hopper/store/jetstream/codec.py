@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -249,35 +249,65 @@ def encode_body(stored: StoredMessage) -> bytes:
     return orjson.dumps(_body_fields(stored))
 
 
-def encode_entry(stored: StoredMessage, visible_at: float) -> bytes:
-    """A backlog entry: the body with what the ledger would hold of a message never
-    received (its id, send time, group and when it becomes visible)."""
+# A body is named by a key: its stream sequence times SLOTS plus its place in that
+# stream message (a backlog entry holds a whole send's messages; any other holds one).
+SLOTS = 16
+
+
+def body_key(seq: int, index: int = 0) -> int:
+    return seq * SLOTS + index
+
+
+def key_seq(key: int) -> int:
+    """The stream sequence holding the body of `key`."""
+    return key // SLOTS
+
+
+def encode_entry(messages: Sequence[tuple[StoredMessage, float]]) -> bytes:
+    """A backlog entry: the messages of one send, each with what the ledger would hold
+    of a message never received (its id, send time, group, deduplication id and when
+    it becomes visible)."""
     return orjson.dumps(
         {
-            "id": stored.id,
-            "sent_at": stored.sent_at,
-            "visible_at": visible_at,
-            "group": stored.group_id,
-            "dedup": stored.deduplication_id,
-            **_body_fields(stored),
+            "messages": [
+                {
+                    "id": stored.id,
+                    "sent_at": stored.sent_at,
+                    "visible_at": visible_at,
+                    "group": stored.group_id,
+                    "dedup": stored.deduplication_id,
+                    **_body_fields(stored),
+                }
+                for stored, visible_at in messages
+            ]
         }
     )
 
 
-def decode_entry(data: bytes) -> tuple[StoredMessage, float]:
-    """A backlog entry as the message it is (with its body) and its visibility time."""
+def decode_entry(data: bytes) -> list[tuple[StoredMessage, float]]:
+    """A backlog entry's messages (with their bodies) and their visibility times."""
+    found = []
+    for raw in orjson.loads(data)["messages"]:
+        body, attributes, trace = _body_from(raw)
+        stored = StoredMessage(
+            id=raw["id"],
+            body=body,
+            attributes=attributes,
+            trace_header=trace,
+            sent_at=raw["sent_at"],
+            group_id=raw["group"],
+            deduplication_id=raw["dedup"],
+        )
+        found.append((stored, raw["visible_at"]))
+    return found
+
+
+def decode_body_at(
+    data: bytes, index: int
+) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
+    """The body at `index` of a stream message: a backlog entry's, or a lone body."""
     raw = orjson.loads(data)
-    body, attributes, trace = _body_from(raw)
-    stored = StoredMessage(
-        id=raw["id"],
-        body=body,
-        attributes=attributes,
-        trace_header=trace,
-        sent_at=raw["sent_at"],
-        group_id=raw["group"],
-        deduplication_id=raw.get("dedup"),
-    )
-    return stored, raw["visible_at"]
+    return _body_from(raw["messages"][index] if "messages" in raw else raw)
 
 
 def decode_body(data: bytes) -> tuple[str, Mapping[str, MessageAttribute], str | None]:

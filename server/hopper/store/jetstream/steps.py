@@ -295,24 +295,24 @@ class Steps:
         fair = queue.grouped and not fifo and len(queue.messages) < FAIR_WINDOW
         if (ready >= wanted and not fair) or len(queue.messages) >= WINDOW:
             return None
-        entries, waiting = await self._backlog.read(
+        found = await self._backlog.read(
             one.incarnation, ledger.cursor, max(wanted - ready, PREFETCH)
         )
-        for entry in entries:
+        for entry in found.entries:
             stored = dataclasses.replace(
                 entry.stored,
                 body="",
                 attributes=_NO_ATTRIBUTES,
                 trace_header=None,
                 # A FIFO message's sequence number is its place in the backlog.
-                sequence_number=entry.seq if fifo else None,
+                sequence_number=entry.key if fifo else None,
             )
             queue.add(_Message(stored, visible_at=entry.visible_at))
             queue.grouped = queue.grouped or stored.group_id is not None
-            ledger.bodies[stored.id] = entry.seq
+            ledger.bodies[stored.id] = entry.key
             ledger.absorbed.add(stored.id)
-            ledger.cursor = entry.seq
-        return waiting
+        ledger.cursor = found.last
+        return found.waiting
 
     def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:
         model = MemoryQueueStore(self._clock)
@@ -360,9 +360,11 @@ class Steps:
         for one in loaded.values():
             if all(one is not w for _, w, _ in writes):
                 self._keep(one, one.revision, one.raw, now)
-        after = {seq for one in loaded.values() for seq in one.ledger.bodies.values()}
+        after = {key for one in loaded.values() for key in one.ledger.bodies.values()}
         if writes:
-            await self._bodies.drop(before - after)
+            # A stream message goes once no message names any body it holds.
+            named = {codec.key_seq(key) for key in after}
+            await self._bodies.drop(k for k in before - after if codec.key_seq(k) not in named)
         return main
 
     async def _rehome(self, loaded: Mapping[QueueKey, Loaded], bodies: dict[str, int]) -> None:
