@@ -56,6 +56,9 @@ class Windows:
     ) -> Taken | SendResult:
         """Take `window_key` for `message_id`, or the original's result (duplicate)."""
         key = self._key(incarnation, window_key)
+        # Most ids are new: try to create the entry before reading it.
+        with contextlib.suppress(edge.Conflict):
+            return Taken(key, await edge.put(self._kv, key, self._claim(now, message_id), 0))
         waited_since = time.monotonic()
         for _ in range(MAX_ROUNDS * 8):
             raw, revision = await edge.get(self._kv, key)
@@ -66,12 +69,17 @@ class Windows:
                 if time.monotonic() - waited_since < CLAIM_SECONDS:
                     await asyncio.sleep(0.005)  # its sender is publishing: its sequence comes
                     continue
-            value = orjson.dumps({"at": now, "id": message_id, "seq": None})
             try:
-                return Taken(key, await edge.put(self._kv, key, value, revision))
+                return Taken(
+                    key, await edge.put(self._kv, key, self._claim(now, message_id), revision)
+                )
             except edge.Conflict:
                 continue
         raise StoreUnavailable("JetStream: too much contention on a deduplication id")
+
+    @staticmethod
+    def _claim(now: float, message_id: str) -> bytes:
+        return orjson.dumps({"at": now, "id": message_id, "seq": None})
 
     async def record(self, taken: Taken, message_id: str, seq: int, now: float) -> None:
         """The taken id's message is in the backlog at `seq`."""
