@@ -36,6 +36,9 @@ from server.processes import HopperProcess, start_hopper
 
 from .servers import Cluster
 
+# Three-node clusters and SIGKILL: the slow lane.
+pytestmark = pytest.mark.slow
+
 T = TypeVar("T")
 
 SENDERS = 4
