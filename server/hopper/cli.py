@@ -110,7 +110,8 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      " after opening or after its previous answer", {"type": int, "metavar": "SECONDS"}),
     ("--max-connections", "answer 503 to connections beyond N open at once, per process",
      {"type": int, "metavar": "N", "none": "the open-files limit less 100"}),
-    ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]",
+    ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]; needs"
+     " nats-server 2.11+ with JetStream and max_payload: 8MB (refused at start-up otherwise)",
      {"metavar": "URLS"}),
     ("--nats-replicas", "replicas of every JetStream stream and bucket hopper creates",
      {"type": int, "metavar": "N"}),
