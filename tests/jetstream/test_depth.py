@@ -99,3 +99,39 @@ async def test_a_queue_deeper_than_the_old_limit_drains_whole_with_a_small_ledge
     finally:
         await store.close()
         await drop_prefix(one_node().url, prefix)
+
+
+async def test_receives_wait_while_the_ledger_holds_its_window_in_flight() -> None:
+    """The declared difference (README, "The JetStream store"): a queue serves at most
+    its ledger's window in flight (5,000 by default; SQS allows 120,000), and the
+    backlog behind them as they leave. A window of 30 here, to see it quickly."""
+    clock = FakeClock()
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock, window=30)
+    await store.start(_ignore)
+    try:
+        key = QueueKey("000000000000", "windowed")
+        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        for i in range(100):
+            await store.send(key, [_message(i, fifo=False)], now=clock.now())
+        # given the window's worth of messages in flight
+        held = []
+        for _ in range(10):
+            held += await store.receive(
+                key, max_messages=10, visibility_timeout=600, now=clock.now()
+            )
+        assert len(held) == 30
+        # when ten of them are deleted
+        receipts = [Receipt(d.message.id, d.token) for d in held[:10]]
+        await store.delete(key, receipts, refuse_expired=False, now=clock.now())
+        # then ten more of the backlog are served, and no more
+        more = []
+        for _ in range(3):
+            more += await store.receive(
+                key, max_messages=10, visibility_timeout=600, now=clock.now()
+            )
+        assert len(more) == 10
+        assert (await store.stats(key, now=clock.now())).in_flight == 30
+    finally:
+        await store.close()
+        await drop_prefix(one_node().url, prefix)

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 from collections.abc import Sequence
 
 import nats.errors
@@ -53,6 +54,7 @@ class Read:
     entries: list[Entry]
     last: int
     waiting: int
+    read: int = 0  # stream messages taken
 
 
 def _packed(
@@ -79,6 +81,8 @@ class Backlog:
     def __init__(self, res: edge.Resources, bodies: Bodies) -> None:
         self._res = res
         self._bodies = bodies
+        # incarnation -> messages per entry in its last read (a hint for the next)
+        self._per_entry: dict[str, float] = {}
 
     async def publish(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
@@ -120,8 +124,9 @@ class Backlog:
         request = {
             "seq": after + 1,
             "next_by_subj": res.backlog_subject(incarnation),
-            # Entries, not messages: a send's entry holds up to ten.
-            "batch": max(limit // 4, 1),
+            # Entries, not messages: as many as hold `limit` messages at the queue's
+            # last seen messages per entry (one per SendMessage, ten per full batch).
+            "batch": max(math.ceil(limit / self._per_entry.get(incarnation, 1.0)), 1),
             "max_bytes": READ_MAX_BYTES,
         }
         found = Read([], after, 0)
@@ -142,9 +147,12 @@ class Backlog:
                         if status != "204":
                             raise StoreUnavailable(f"JetStream: direct get answered {status}")
                         found.waiting += int(headers.get("Nats-Num-Pending", 0))
+                        if found.entries:
+                            self._per_entry[incarnation] = len(found.entries) / found.read
                         return found
                     if len(found.entries) < limit:
                         self._take(found, msg.data, int(headers["Nats-Sequence"]))
+                        found.read += 1
                     else:
                         found.waiting += 1
             finally:

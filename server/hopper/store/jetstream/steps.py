@@ -122,11 +122,13 @@ class Steps:
         bodies: Bodies,
         backlog: Backlog,
         clock: Clock,
+        window: int = WINDOW,
     ):
         self._kv = res.ledgers
         self._records = records
         self._bodies = bodies
         self._backlog = backlog
+        self._window = window
         self._clock = clock
         self.dead_lettered: Counter[QueueKey] = Counter()
         # Group commit: the steps waiting per queue, and the task running each queue's.
@@ -293,10 +295,11 @@ class Steps:
         # flight: it looks at the backlog's head at every step while its ledger is
         # modest, so a quiet tenant's new message is seen at once.
         fair = queue.grouped and not fifo and len(queue.messages) < FAIR_WINDOW
-        if (ready >= wanted and not fair) or len(queue.messages) >= WINDOW:
+        room = self._window - len(queue.messages)
+        if (ready >= wanted and not fair) or room <= 0:
             return None
         found = await self._backlog.read(
-            one.incarnation, ledger.cursor, max(wanted - ready, PREFETCH)
+            one.incarnation, ledger.cursor, min(max(wanted - ready, PREFETCH), room)
         )
         for entry in found.entries:
             stored = dataclasses.replace(

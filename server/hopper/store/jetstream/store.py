@@ -34,7 +34,7 @@ from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.deduplication import Windows
 from hopper.store.jetstream.records import Records
-from hopper.store.jetstream.steps import Done, Loaded, Steps
+from hopper.store.jetstream.steps import WINDOW, Done, Loaded, Steps
 from hopper.store.jetstream.tasks import MoveTasks
 from hopper.store.memory import MemoryQueueStore
 
@@ -66,11 +66,15 @@ class JetStreamQueueStore:
         replicas: int = 1,
         prefix: str = "hopper",
         clock: Clock | None = None,
+        window: int = WINDOW,
     ) -> None:
         self._urls = list(urls)
         self._replicas = replicas
         self._prefix = prefix
         self._clock: Clock = clock or SystemClock()
+        # The most messages a queue's ledger takes in (steps.WINDOW): in flight, delayed
+        # or not yet received; the backlog behind waits until some leave.
+        self._window = window
         self._parts: _Parts | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._wake: WakeUp | None = None
@@ -110,7 +114,7 @@ class JetStreamQueueStore:
         )
         records, bodies = Records(res), Bodies(res)
         backlog = Backlog(res, bodies)
-        steps = Steps(res, records, bodies, backlog, self._clock)
+        steps = Steps(res, records, bodies, backlog, self._clock, self._window)
         tasks = MoveTasks(res, self._clock)
         self._parts = _Parts(res, records, bodies, backlog, Windows(res), steps, tasks)
         self._lost = None
