@@ -49,7 +49,7 @@ class Entry:
 @dataclasses.dataclass
 class Read:
     """What a read found: the messages, the last stream sequence read (the ledger's
-    cursor once taken), and how many stream messages wait beyond it."""
+    cursor once taken), and about how many messages wait beyond it."""
 
     entries: list[Entry]
     last: int
@@ -147,9 +147,7 @@ class Backlog:
                         if status != "204":
                             raise StoreUnavailable(f"JetStream: direct get answered {status}")
                         found.waiting += int(headers.get("Nats-Num-Pending", 0))
-                        if found.entries:
-                            self._per_entry[incarnation] = len(found.entries) / found.read
-                        return found
+                        return self._counted(incarnation, found)
                     if len(found.entries) < limit:
                         self._take(found, msg.data, int(headers["Nats-Sequence"]))
                         found.read += 1
@@ -157,6 +155,15 @@ class Backlog:
                         found.waiting += 1
             finally:
                 await sub.unsubscribe()
+
+    def _counted(self, incarnation: str, found: Read) -> Read:
+        """`found` with its waiting entries counted as messages, at the messages per
+        entry of what it read (or of the queue's last read): an estimate, as SQS's
+        ApproximateNumberOfMessages is."""
+        if found.read:
+            self._per_entry[incarnation] = len(found.entries) / found.read
+        found.waiting = round(found.waiting * self._per_entry.get(incarnation, 1.0))
+        return found
 
     def _take(self, found: Read, data: bytes, seq: int) -> None:
         for index, (stored, visible_at) in enumerate(codec.decode_entry(data)):
