@@ -82,12 +82,13 @@ class Windows:
         return orjson.dumps({"at": now, "id": message_id, "seq": None})
 
     async def record(self, taken: Taken, message_id: str, seq: int, now: float) -> None:
-        """The taken id's message is in the backlog at `seq`."""
+        """The taken id's message is in the backlog at `seq`. Not waited for: its
+        message is committed already, and were this write lost (a connection lost in
+        between; or a conflict, the claim taken over as abandoned after CLAIM_SECONDS)
+        a duplicate would wait CLAIM_SECONDS and then be enqueued, at-least-once."""
         value = orjson.dumps({"at": now, "id": message_id, "seq": seq})
-        # A conflict: the claim was taken over as abandoned (this send outlived
-        # CLAIM_SECONDS); the id is another send's now.
-        with contextlib.suppress(edge.Conflict):
-            await edge.put(self._kv, taken.key, value, taken.revision)
+        with contextlib.suppress(StoreUnavailable):
+            await edge.put_unacknowledged(self._kv, taken.key, value, taken.revision)
 
     async def release(self, taken: Sequence[Taken]) -> None:
         """Free ids whose send failed before publishing (best effort)."""

@@ -223,6 +223,15 @@ async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dic
     return int(ack.seq)
 
 
+async def put_unacknowledged(bucket: Bucket, key: str, value: bytes, last: int) -> None:
+    """`put` without waiting for JetStream's answer (nor learning of a lost
+    compare-and-set): for a write whose loss only costs a later wait (deduplication.py)."""
+    fits(bucket.js, value)
+    headers = {"Nats-Expected-Last-Subject-Sequence": str(last)}
+    with translated():
+        await bucket.js._nc.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
+
+
 async def delete_message(res: Resources, seq: int) -> None:
     """Delete one message of the bodies stream without erasing it on disk: nats-py's
     `delete_msg` asks for a secure erase (the message overwritten in its block), which
