@@ -9,15 +9,18 @@ from dataclasses import dataclass
 
 from starlette.applications import Starlette
 
+from hopper import browsers
 from hopper.auth.gate import from_settings
 from hopper.console.api import Console
 from hopper.console.history import History, sample_depths
+from hopper.console.sessions import Sessions
 from hopper.core.events import Broadcast
 from hopper.core.outcomes import ReceiptMode
 from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
 from hopper.http import AsgiApp, Handler, framework_errors, front, routes
+from hopper.observability import scrapes
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
 from hopper.observability.shutdown import drained_on_signals
@@ -74,7 +77,8 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
     events.add(sampled)
     gate = from_settings(settings)
     keys = None if gate is None else gate.keys
-    console = Console(service, counts, history, keys=keys, home=settings.region)
+    signed = None if keys is None else Sessions(keys, settings.console_sessions_since)
+    console = Console(service, counts, history, signed=signed, home=settings.region)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -100,7 +104,9 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
         lifespan=lifespan,
         exception_handlers=framework_errors(),
     )
-    return Assembly(front(service, settings, actions, gate, rest), service)
+    app = front(service, settings, actions, gate, rest)
+    app = scrapes.guard(app, scrapes.Scrapes(settings.metrics_token, keys is not None))
+    return Assembly(browsers.guard(app, browsers.Browsers.from_settings(settings)), service)
 
 
 def create_app_from_environment() -> AsgiApp:

@@ -110,6 +110,21 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      " after opening or after its previous answer", {"type": int, "metavar": "SECONDS"}),
     ("--max-connections", "answer 503 to connections beyond N open at once, per process",
      {"type": int, "metavar": "N", "none": "the open-files limit less 100"}),
+    ("--max-connections-per-address", "the most of --max-connections one client address"
+     " may hold (the rest are answered 503)", {"type": int, "metavar": "N",
+                                               "none": "half of --max-connections"}),
+    ("--allow-origin", "origins (https://host[:port], comma-separated, * for all) whose"
+     " web pages may call hopper, beyond its console", {"metavar": "ORIGINS",
+                                                       "none": "the console's own"}),
+    ("--allow-host", "Host names answered beyond localhost and IP addresses"
+     " (comma-separated, * for all); given, also when not listening on loopback",
+     {"metavar": "NAMES", "none": "localhost and IP addresses"}),
+    ("--metrics-token", "a bearer token every scrape of /metrics must send (better in the"
+     " environment: flags show in ps)", {"metavar": "TOKEN",
+                                       "none": "none; /metrics refused with --auth sigv4"}),
+    ("--console-sessions-since", "void every console session issued before this time"
+     " (epoch seconds: $(date +%%s) revokes them all)", {"type": int, "metavar": "EPOCH",
+                                                        "none": "none"}),
     ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]; needs"
      " nats-server 2.11+ with JetStream and max_payload: 8MB (refused at start-up otherwise)",
      {"metavar": "URLS"}),
@@ -218,8 +233,8 @@ def _serve_on(settings: Settings, sock: socket.socket) -> int:
 
         limits = configure(settings)
         log.info(
-            "hopper: connections: at most %d open, %d s to send a request",
-            limits.max_connections, limits.idle_timeout,
+            "hopper: connections: at most %d open, %d per client address, %d s to send a"
+            " request", limits.max_connections, limits.per_address, limits.idle_timeout,
         )
     if settings.workers > 1:
         # Started once here, so a declared queue the store refuses is one line, not

@@ -10,7 +10,10 @@ previous answer, else it is closed. The deadline stops once the request is in: a
 poll, quiet for up to 20 seconds while it waits, is the app's time, never cut.
 
 Beyond `max_connections` open connections a new one is answered 503 and closed at
-once (SDKs retry a 503 with back-off), before it costs more than its socket.
+once (SDKs retry a 503 with back-off), before it costs more than its socket. One client
+address may hold at most its share of them (`max_connections_per_address`, half the
+cap unless set): a single client holding every connection, idle ones reopened as they
+are closed or real long polls, otherwise made every other client get 503.
 
 A request's head (request line and headers) may be at most MAX_HEAD_BYTES long: the
 parser buffers a header until it ends, so one endless header would otherwise grow
@@ -48,16 +51,21 @@ MAX_HEAD_BYTES = 64 * 1024
 class Limits:
     idle_timeout: float
     max_connections: int
+    per_address: int
 
 
 _limits: Limits | None = None
+# Connections open per client address, in this process.
+_by_address: dict[str, int] = {}
 
 
 def configure(settings: Settings) -> Limits:
     """This process's limits, from `settings` (or from the environment, in a worker
     process of `--workers N`, which learns its settings from `HOPPER_*` variables)."""
     global _limits
-    _limits = Limits(settings.idle_timeout, settings.max_connections or default_cap())
+    cap = settings.max_connections or default_cap()
+    share = settings.max_connections_per_address or max(1, cap // 2)
+    _limits = Limits(settings.idle_timeout, cap, min(share, cap))
     return _limits
 
 
@@ -69,8 +77,8 @@ def default_cap() -> int:
     return max(1, min(soft - RESERVED_FILES, MAX_DEFAULT_CONNECTIONS))
 
 
-def _refusal(cap: int) -> bytes:
-    text = f"hopper: more than {cap} connections are open; try again later.".encode()
+def _refusal(reason: str) -> bytes:
+    text = f"hopper: {reason}; try again later.".encode()
     return b"".join([
         b"HTTP/1.1 503 Service Unavailable\r\n",
         b"content-type: text/plain; charset=utf-8\r\n",
@@ -89,15 +97,31 @@ class GuardedProtocol(HttpToolsProtocol):
     head_bytes = 0  # bytes received that ended inside the current head
     heads = 0  # request heads parsed on this connection
 
+    address: str | None = None  # the client's, once its connection counts for it
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         limits = _limits or configure(load())
-        if len(self.connections) > limits.max_connections:
-            log.warning("hopper: refused a connection: %d are open", len(self.connections) - 1)
-            transport.write(_refusal(limits.max_connections))
+        reason = self._refused(limits)
+        if reason is not None:
+            log.warning("hopper: refused a connection: %s", reason)
+            transport.write(_refusal(reason))
             transport.close()
             return
         self._arm(limits.idle_timeout)
+
+    def _refused(self, limits: Limits) -> str | None:
+        """Why this new connection is refused, or None after counting it for its
+        client's address."""
+        if len(self.connections) > limits.max_connections:
+            return f"more than {limits.max_connections} connections are open"
+        address = self.client[0] if self.client else ""
+        held = _by_address.get(address, 0)
+        if held >= limits.per_address:
+            return f"{address} holds {held} connections, its most ({limits.per_address})"
+        _by_address[address] = held + 1
+        self.address = address
+        return None
 
     def data_received(self, data: bytes) -> None:
         began_in_head, heads = self.in_head, self.heads
@@ -155,6 +179,11 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self.address is not None:
+            left = _by_address.pop(self.address) - 1
+            if left:
+                _by_address[self.address] = left
+            self.address = None
         super().connection_lost(exc)
 
     def _arm(self, seconds: float) -> None:

@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import json
 import logging
-import tomllib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hopper.core.errors import QueueError, QueueNotFound
 from hopper.core.model import QueueConfig, QueueKey, QueueRecord
 from hopper.core.service import QueueService
-from hopper.settings import Settings, SettingsError
+from hopper.settings import Settings, SettingsError, read
 from hopper.wire import attribute_names, queue_attributes
 from hopper.wire.context import RequestContext
 from hopper.wire.errors import SqsError, from_core
@@ -56,36 +55,6 @@ class DeclaredQueue:
     dead_letter: Any = None  # a DeadLetterRule, or None
     tags: Mapping[str, str] | None = None  # None: tags are not managed
     attribute_names: tuple[str, ...] = field(default=())
-
-
-def read(path: str | Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise SettingsError(f"cannot read the config file {path}: {error}") from None
-
-
-def file_settings(path: str | Path) -> dict[str, Any]:
-    """The `[settings]` table of the config file, checked against Settings' fields."""
-    table = read(path).get("settings", {})
-    if not isinstance(table, dict):
-        raise SettingsError(f"{path}: [settings] must be a table")
-    known = {spec.name: spec for spec in fields(Settings)}
-    for name, value in table.items():
-        spec = known.get(name)
-        if spec is None or name == "config":
-            raise SettingsError(f"{path}: unknown setting {name!r}")
-        if not _fits(str(spec.type), value):
-            raise SettingsError(f"{path}: setting {name} has the wrong type ({value!r})")
-    return dict(table)
-
-
-def _fits(kind: str, value: Any) -> bool:
-    if "bool" in kind:
-        return isinstance(value, bool)
-    if "int" in kind:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, str)
 
 
 def declared_queues(path: str | Path, settings: Settings) -> list[DeclaredQueue]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from hopper.core.outcomes import RECEIPT_MODES
@@ -46,9 +48,24 @@ class Settings:
     # Connections open at once, per server process; None: the open-files limit less a
     # reserve (hopper.connection_limits). Beyond it a new connection is answered 503.
     max_connections: int | None = None
+    # Of those, the most one client address may hold; None: half of them. (A client
+    # holding every connection locked everyone else out.)
+    max_connections_per_address: int | None = None
     # How superseded receipts are answered: "strict" (ReceiptHandleIsInvalid) or "aws"
     # (as AWS answers them; core/outcomes.py).
     receipts: str = "strict"
+    # Comma-separated origins (https://host[:port]) whose web pages may call hopper
+    # beyond its own console's; "*": every one (hopper.browsers).
+    allow_origin: str | None = None
+    # Comma-separated Host names answered beyond localhost and IP addresses while
+    # listening on a loopback address; "*": every one (hopper.browsers).
+    allow_host: str | None = None
+    # A bearer token scrapes of /metrics must send; None: /metrics is open with auth
+    # off and refused with auth on (hopper.observability.scrapes).
+    metrics_token: str | None = None
+    # Epoch seconds: console sessions issued before are void (revokes them all at once;
+    # hopper.console.sessions). None: none.
+    console_sessions_since: int | None = None
 
     def __post_init__(self) -> None:
         floor = self.visibility_floor
@@ -70,10 +87,14 @@ class Settings:
             raise SettingsError(
                 f"the connection cap must be at least 1, not {self.max_connections}"
             )
+        share = self.max_connections_per_address
+        if share is not None and share < 1:
+            raise SettingsError(f"the connections per address must be at least 1, not {share}")
         if self.receipts not in RECEIPT_MODES:
             raise SettingsError(
                 f"--receipts must be one of {', '.join(RECEIPT_MODES)}, not {self.receipts!r}"
             )
+        _check_metrics_token(self.metrics_token)
         if self.nats_url is not None and self.database_url is not None:
             raise SettingsError("choose one store: --database-url or --nats-url, not both")
         if not 1 <= self.nats_replicas <= MAX_NATS_REPLICAS:
@@ -122,10 +143,40 @@ def load(
             values[spec.name] = _parse(spec, text)
     if values.get("config") is not None:
         # The config file's [settings] sit under flags and environment.
-        from hopper.declared import file_settings
-
         values = {**file_settings(values["config"]), **values}
     return dataclasses.replace(Settings(), **values)
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """The config file (`hopper serve --config FILE`) as a table: its `[settings]` are
+    read here, its `[[queues]]` by hopper/declared.py. Raises SettingsError."""
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise SettingsError(f"cannot read the config file {path}: {error}") from None
+
+
+def file_settings(path: str | Path) -> dict[str, Any]:
+    """The `[settings]` table of the config file, checked against Settings' fields."""
+    table = read(path).get("settings", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"{path}: [settings] must be a table")
+    known = {spec.name: spec for spec in fields(Settings)}
+    for name, value in table.items():
+        spec = known.get(name)
+        if spec is None or name == "config":
+            raise SettingsError(f"{path}: unknown setting {name!r}")
+        if not _fits(str(spec.type), value):
+            raise SettingsError(f"{path}: setting {name} has the wrong type ({value!r})")
+    return dict(table)
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if "bool" in kind:
+        return isinstance(value, bool)
+    if "int" in kind:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str)
 
 
 def as_environment(settings: Settings) -> dict[str, str]:
@@ -165,3 +216,19 @@ def _parse(spec: dataclasses.Field[Any], text: str) -> Any:
         except ValueError:
             raise SettingsError(f"{name} must be an integer, not {text!r}") from None
     return text
+
+
+# Long enough that it cannot be guessed in any number of scrapes.
+MIN_METRICS_TOKEN_LENGTH = 16
+
+
+def _check_metrics_token(token: str | None) -> None:
+    """Refuses a token that cannot be one (too short, or not a header's visible ASCII)."""
+    if token is None:
+        return
+    if len(token) < MIN_METRICS_TOKEN_LENGTH:
+        raise SettingsError(
+            f"--metrics-token must be at least {MIN_METRICS_TOKEN_LENGTH} characters"
+        )
+    if not all("!" <= c <= "~" for c in token):
+        raise SettingsError("--metrics-token must be visible ASCII characters (no spaces)")

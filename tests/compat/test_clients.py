@@ -4,22 +4,19 @@ workload (compat/README.md). A client that cannot be installed fails; nothing sk
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# The compat runner lives at the top of the repository, beside tests/ (this directory
-# is no package, so that `compat` names the runner, not these tests).
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+# The compat runner lives at the top of the repository, beside tests/: pytest puts the
+# repository's root on sys.path (tests/ is a package), where `compat` names the runner
+# and these tests are `tests.compat`.
+from compat.clients import CLIENTS, Client
+from compat.run import run_client
 
-from compat.clients import CLIENTS, Client  # noqa: E402
-from compat.run import run_client  # noqa: E402
-from tests.server.processes import HopperProcess, start_hopper  # noqa: E402
+from tests.server.processes import HopperProcess, start_hopper
 
 
 @pytest.fixture(scope="module")

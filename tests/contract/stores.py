@@ -16,8 +16,8 @@ from hopper.core.clock import Clock
 from hopper.core.model import QueueKey
 from hopper.core.store import QueueStore
 from hopper.store.memory import MemoryQueueStore
-from jetstream.stores import jetstream_store
-from postgres.stores import postgres_store
+from tests.jetstream.stores import jetstream_store
+from tests.postgres.stores import postgres_store
 
 StoreFactory = Callable[[Clock], AbstractAsyncContextManager[QueueStore]]
 

@@ -141,12 +141,20 @@ async def test_send_batch_over_1_mib_in_total_fails_whole(service: QueueService)
     assert (caught.value.size, caught.value.limit) == (1_048_577, 1_048_576)
 
 
-async def test_delete_of_a_message_already_gone_succeeds(service: QueueService) -> None:
+async def test_delete_of_a_message_already_gone_succeeds(
+    service: QueueService, clock: FakeClock
+) -> None:
     await service.create_queue(key("q"), {}, {})
     await service.send(key("q"), MessageDraft("x"))
-    [delivery] = await service.receive(key("q"))
+    [delivery] = await service.receive(key("q"), visibility_timeout=5)
     await service.delete(key("q"), delivery.receipt)
+    # the second delete of the same receipt answers as the first (no error raised)
     await service.delete(key("q"), delivery.receipt)
+    # and the message is gone: nothing left, nothing to receive once its lease would end
+    stats = await service.queue_stats(key("q"))
+    assert (stats.visible, stats.in_flight, stats.delayed) == (0, 0, 0)
+    clock.advance(5)
+    assert await service.receive(key("q")) == []
 
 
 async def test_delete_with_a_superseded_receipt_raises_stale_receipt(

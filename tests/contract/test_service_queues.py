@@ -61,7 +61,9 @@ async def test_create_queue_with_a_different_extra_names_the_sqs_attribute(
 async def test_standard_names_of_1_to_80_allowed_characters_pass(
     service: QueueService, name: str
 ) -> None:
-    await service.create_queue(key(name), {}, {})
+    record = await service.create_queue(key(name), {}, {})
+    assert record.key == key(name)
+    assert await service.get_queue(key(name)) == record
 
 
 @pytest.mark.parametrize("name", ["", "x" * 81, "has space", "dot.ted", "q.fifo", "é"])
@@ -109,7 +111,8 @@ async def test_recreating_at_once_is_allowed_without_timing_rules(
     service = QueueService(store, clock=clock, enforce_timing_rules=False)
     await service.create_queue(key("q"), {}, {})
     await service.delete_queue(key("q"))
-    await service.create_queue(key("q"), {}, {})
+    again = await service.create_queue(key("q"), {}, {})
+    assert await service.get_queue(key("q")) == again
 
 
 async def test_dead_letter_target_must_exist(service: QueueService) -> None:
@@ -241,3 +244,16 @@ async def test_a_second_purge_within_60_seconds_is_refused(
         await service.purge(key("q"))
     clock.advance(1)
     await service.purge(key("q"))
+
+
+async def test_all_queues_lists_every_account_or_only_the_accounts_kept(
+    service: QueueService,
+) -> None:
+    # given queues in two accounts
+    for account, name in [("111111111111", "b"), ("111111111111", "a"), ("222222222222", "c")]:
+        await service.create_queue(key(name, account), {}, {})
+    # then every queue comes, by account then name; with keep, only the kept account's
+    every = [record.key async for record in service.all_queues()]
+    assert every == [key("a", "111111111111"), key("b", "111111111111"), key("c", "222222222222")]
+    kept = [r.key async for r in service.all_queues(keep=lambda account: account == "222222222222")]
+    assert kept == [key("c", "222222222222")]

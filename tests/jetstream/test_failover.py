@@ -31,8 +31,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from hopper.core.errors import StoreUnavailable
 from hopper.store.jetstream import edge
-from postgres.test_processes import client, in_thread, receive_everything
-from server.processes import HopperProcess, start_hopper
+from tests.postgres.test_processes import client, in_thread, receive_everything
+from tests.server.processes import HopperProcess, start_hopper
 
 from .servers import Cluster
 

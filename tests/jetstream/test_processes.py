@@ -22,7 +22,7 @@ import httpx
 import pytest
 from botocore.exceptions import ClientError
 
-from postgres.test_processes import (
+from tests.postgres.test_processes import (
     KILL_AFTER,
     LOAD_SECONDS,
     SENDERS,
@@ -32,7 +32,7 @@ from postgres.test_processes import (
     in_thread,
     receive_everything,
 )
-from server.processes import (
+from tests.server.processes import (
     HopperProcess,
     server_environment,
     start_hopper,

@@ -1,4 +1,5 @@
-"""The contract suite's Postgres factory: a started store over a fresh database.
+"""The contract suite's Postgres factory: a started store over an empty database (a
+clone of the migrated template, or one an earlier test used, emptied: databases.py).
 
 The store ignores the test's clock: contract tests pass `now=clock.now()` to every
 call, so the SQL runs on the fake time and never consults the database clock.
@@ -14,7 +15,7 @@ from hopper.core.model import QueueKey
 from hopper.core.store import QueueStore
 from hopper.store.postgres import PostgresQueueStore
 
-from .databases import SCHEMA, fresh_database
+from .databases import SCHEMA, reused_database
 
 
 def _ignore(key: QueueKey) -> None:
@@ -23,7 +24,7 @@ def _ignore(key: QueueKey) -> None:
 
 @asynccontextmanager
 async def postgres_store(clock: Clock) -> AsyncIterator[QueueStore]:
-    async with fresh_database() as dsn:
+    async with reused_database() as dsn:
         store = PostgresQueueStore(dsn, schema=SCHEMA, min_size=1, max_size=4, listen=False)
         await store.start(_ignore)
         try:

@@ -29,7 +29,7 @@ from hopper.core.service import QueueService
 from hopper.enqueue import rules as send_rules
 from hopper.store.postgres.listener import CHANNEL
 from hopper.wire.errors import CODES, SqsError
-from server.processes import HopperProcess, start_hopper
+from tests.server.processes import HopperProcess, start_hopper
 
 from .databases import SCHEMA
 

@@ -23,7 +23,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from server.processes import HopperProcess, start_hopper
+from tests.server.processes import HopperProcess, start_hopper
 
 from .databases import SCHEMA
 

@@ -12,8 +12,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from jetstream.servers import one_node
-from postgres.databases import drop, dsn_for, empty_database
+from tests.jetstream.servers import one_node
+from tests.postgres.databases import drop, dsn_for, empty_database
 
 from .processes import start_hopper
 

@@ -19,6 +19,8 @@ from .conftest import store_options
 from .processes import start_hopper
 
 API = "/dashboard/api"
+# What the console's page sends with every API request (hopper refuses actions without).
+CONSOLE_HEADERS = {"x-hopper-console": "1"}
 TENANT_A = ("AKIDTENANTA", "secret-a", "111111111111")
 TENANT_B = ("AKIDTENANTB", "secret-b", "222222222222")
 CREDENTIALS = "".join(
@@ -45,10 +47,10 @@ class Server:
 
     def api(self, tenant: tuple[str, str, str] | None = TENANT_A) -> httpx.Client:
         """An HTTP client of the console's API, signed in as `tenant` with auth on."""
-        headers = {}
+        headers = dict(CONSOLE_HEADERS)
         if self.auth and tenant is not None:
             answer = httpx.post(
-                f"{self.url}{API}/session",
+                f"{self.url}{API}/session", headers=CONSOLE_HEADERS,
                 json={"access_key": tenant[0], "secret_key": tenant[1]},
             )
             answer.raise_for_status()

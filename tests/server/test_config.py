@@ -18,7 +18,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from postgres.databases import drop, dsn_for, empty_database
+from tests.postgres.databases import drop, dsn_for, empty_database
 
 from .processes import HopperProcess, server_environment, start_hopper
 from .query_client import QueryClient

@@ -56,7 +56,7 @@ def seconds_until_closed(sock: socket.socket) -> float:
 
 def request(sock: socket.socket, path: str = "/health") -> bytes:
     """One keep-alive request on `sock`, and the head and body of its answer."""
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: hopper\r\n\r\n".encode())
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
     answer = b""
     while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
         chunk = sock.recv(65536)
@@ -72,7 +72,7 @@ def test_a_connection_that_never_sends_a_request_is_closed_after_the_idle_timeou
 
 
 def test_a_request_that_trickles_in_a_byte_at_a_time_is_cut_off(impatient):
-    head = b"GET /health HTTP/1.1\r\nHost: hopper\r\nX-Slow: " + b"a" * 100 + b"\r\n\r\n"
+    head = b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + b"a" * 100 + b"\r\n\r\n"
     with connect(impatient) as slow:
         slow.settimeout(0.1)  # one byte every tenth of a second: 13 s for the whole head
         started, cut_after = time.monotonic(), None
@@ -122,7 +122,9 @@ def test_a_long_poll_quiet_for_longer_than_the_idle_timeout_is_not_cut(impatient
 
 def test_connections_beyond_the_cap_are_refused_with_503_until_one_closes():
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as open_sockets:
-        server = start_hopper("--max-connections", str(CAP), log=Path(scratch) / "hopper.log")
+        # every connection from one address here: its share is the whole cap
+        server = start_hopper("--max-connections", str(CAP), "--max-connections-per-address",
+                              str(CAP), log=Path(scratch) / "hopper.log")
         try:
             # given CAP connections, each open after an answer (so the server holds it)
             held = [open_sockets.enter_context(connect(server.url)) for _ in range(CAP)]
@@ -158,7 +160,7 @@ def test_the_idle_timeout_and_the_cap_come_from_the_environment():
 
 def test_a_request_head_longer_than_64_kib_is_refused_and_closed(impatient):
     with connect(impatient) as client:
-        client.sendall(b"GET /health HTTP/1.1\r\nHost: hopper\r\nX-Long: ")
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Long: ")
         for _ in range(256):  # 4 MiB, if nobody stops it; stop as soon as an answer waits
             client.sendall(b"a" * 16384)
             # Paced by waiting for the answer, so it is read before the close resets it.
@@ -174,7 +176,7 @@ def test_a_request_head_longer_than_64_kib_is_refused_and_closed(impatient):
 
 def test_a_request_head_of_32_kib_is_served(impatient):
     with connect(impatient) as client:
-        client.sendall(b"GET /health HTTP/1.1\r\nHost: hopper\r\nX-Long: " + b"a" * 32768
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Long: " + b"a" * 32768
                        + b"\r\n\r\n")
         answer = client.recv(65536)
     assert answer.startswith(b"HTTP/1.1 200")
@@ -186,8 +188,8 @@ def test_a_request_whose_body_comes_with_its_head_in_one_read_is_served(impatien
     body = b"x" * 131072
     with connect(impatient) as client:
         for _ in range(2):  # and the next one on the same connection too
-            client.sendall(b"GET /health HTTP/1.1\r\nHost: hopper\r\nContent-Length: %d\r\n\r\n%s"
-                           % (len(body), body))
+            client.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n"
+                           b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
             answer = b""
             while not answer.endswith(b"}"):  # a whole answer: /health's ends its JSON
                 chunk = client.recv(65536)

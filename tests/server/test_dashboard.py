@@ -38,6 +38,8 @@ def browser() -> Iterator[object]:
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                      "--window-size=1280,1600", "--disable-gpu"):
         options.add_argument(argument)
+    # The console's messages, to find what its Content-Security-Policy refused.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     try:
         yield driver
@@ -203,6 +205,10 @@ def test_the_console_walks_through_a_queue_and_every_action(
     screenshot = tmp_path / "console.png"
     assert browser.save_screenshot(str(screenshot))
     assert screenshot.read_bytes().startswith(b"\x89PNG") and screenshot.stat().st_size > 10_000
+    # Everything above ran under the page's Content-Security-Policy, which refused nothing.
+    refused = [entry["message"] for entry in browser.get_log("browser")
+               if "Content Security Policy" in entry["message"]]
+    assert refused == []
 
 
 @pytest.mark.parametrize("server", [s for s in SERVERS if s.endswith("sigv4")], indirect=True)

@@ -73,7 +73,8 @@ def raw_exchange(endpoint: str, head: bytes) -> tuple[bytes, bytes, bytes]:
 
 def test_a_request_for_the_asterisk_is_an_unknown_operation(endpoint):
     status, _, body = raw_exchange(
-        endpoint, b"POST * HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        endpoint,
+        b"POST * HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
     )
     assert status.startswith(b"HTTP/1.1 404")
     assert is_unknown_operation(body.decode())
@@ -82,8 +83,8 @@ def test_a_request_for_the_asterisk_is_an_unknown_operation(endpoint):
 @pytest.mark.parametrize(
     ("head", "kind"),
     [
-        (b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: many\r\n\r\n", "xml"),
-        (b"POST / HTTP/1.1\r\nHost: h\r\nX-Amz-Target: AmazonSQS.ListQueues\r\n"
+        (b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: many\r\n\r\n", "xml"),
+        (b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: AmazonSQS.ListQueues\r\n"
          b"Content-Length: many\r\n\r\n", "json"),
         (b"GARBAGE\r\n\r\n", "xml"),
     ],

@@ -18,7 +18,7 @@ import asyncpg
 import httpx
 import pytest
 
-from postgres.databases import ADMIN_DSN, drop, dsn_for, empty_database
+from tests.postgres.databases import ADMIN_DSN, drop, dsn_for, empty_database
 
 from .conftest import SERVER_SCHEMA
 from .processes import HopperProcess, start_hopper, wait_for_metric

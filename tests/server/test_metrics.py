@@ -67,6 +67,29 @@ def test_queue_gauges_count_visible_in_flight_delayed_and_dead_letters(sqs, endp
     assert of_queue(samples, "hopper_messages_dead_lettered_total", source_name) == 1
 
 
+def test_a_deleted_queue_has_no_series_even_after_dead_letters(sqs, endpoint) -> None:
+    # given a queue that moved a message to its dead-letter queue
+    dlq_name, source_name = unique("gone-dlq"), unique("gone-src")
+    dlq = sqs.create_queue(QueueName=dlq_name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]
+    policy = {"deadLetterTargetArn": arn["QueueArn"], "maxReceiveCount": "1"}
+    source = sqs.create_queue(
+        QueueName=source_name, Attributes={"RedrivePolicy": json.dumps(policy)}
+    )["QueueUrl"]
+    sqs.send_message(QueueUrl=source, MessageBody="poison")
+    sqs.receive_message(QueueUrl=source, VisibilityTimeout=0)
+    sqs.receive_message(QueueUrl=source)  # moves it
+    assert of_queue(scrape(endpoint), "hopper_messages_dead_lettered_total", source_name) == 1
+
+    # when the queue is deleted, and receives go on elsewhere (dead letters are
+    # tallied after every receive)
+    sqs.delete_queue(QueueUrl=source)
+    sqs.receive_message(QueueUrl=dlq)
+
+    # then no series names it (issue 25, item 7)
+    assert source_name not in httpx.get(f"{endpoint}/metrics").text
+
+
 def test_counters_count_deletes_and_redeliveries(sqs, endpoint) -> None:
     name = unique("counted")
     url = sqs.create_queue(QueueName=name)["QueueUrl"]

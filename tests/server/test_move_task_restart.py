@@ -15,7 +15,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from postgres.databases import drop, dsn_for, empty_database
+from tests.postgres.databases import drop, dsn_for, empty_database
 
 from .processes import start_hopper
 

@@ -175,10 +175,11 @@ def test_a_caller_past_its_rate_gets_request_throttled(limited_endpoint):
 
 
 def test_one_throttled_access_key_leaves_the_others_alone(limited_endpoint):
-    until_throttled(sqs_for(limited_endpoint, KEYS[1]).list_queues)
+    _, refused = until_throttled(sqs_for(limited_endpoint, KEYS[1]).list_queues)
+    assert refused.response["Error"]["Code"] == "RequestThrottled"
     other = sqs_for(limited_endpoint, KEYS[2])
-    for _ in range(RATE):
-        other.list_queues()
+    statuses = [other.list_queues()["ResponseMetadata"]["HTTPStatusCode"] for _ in range(RATE)]
+    assert statuses == [200] * RATE
 
 
 def test_wrong_secret_requests_are_throttled_per_client_address(limited_endpoint):

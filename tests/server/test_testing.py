@@ -16,7 +16,7 @@ import pytest
 from botocore.config import Config
 
 from hopper.testing import HopperServer
-from postgres.databases import drop, dsn_for, empty_database
+from tests.postgres.databases import drop, dsn_for, empty_database
 
 from .processes import server_environment
 

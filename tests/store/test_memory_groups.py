@@ -16,9 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hopper.core.clock import FakeClock
-from hopper.core.model import DeadLetterRule, NewMessage, QueueConfig, QueueKey, Receipt
+from hopper.core.model import (
+    DeadLetterRule,
+    NewMessage,
+    QueueConfig,
+    QueueKey,
+    Receipt,
+    VisibilityChange,
+)
+from hopper.store.ledger import Message, Queue
 from hopper.store.memory import store as memory
-from hopper.store.memory.store import MemoryQueueStore, _Message, _Queue
+from hopper.store.memory.store import MemoryQueueStore
 
 ACCOUNT = "000000000000"
 OTHER = QueueKey(ACCOUNT, "a.fifo")  # dead-letters into DEAD
@@ -28,10 +36,10 @@ QUEUES = [OTHER, SELF, DEAD]
 RETENTION = 60.0
 
 
-def walked_runs(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> Iterator[_Message]:
+def walked_runs(queue: Queue, now: float, skip: frozenset[str] | set[str]) -> Iterator[Message]:
     """The walk the index replaced: the whole queue, each group's run, groups ordered by
     their run's first message (a stable sort keeps the queue's order for ties)."""
-    runs: dict[str | None, list[_Message]] = {}
+    runs: dict[str | None, list[Message]] = {}
     closed: set[str | None] = set()
     for message in queue.live(now).values():
         group = message.stored.group_id
@@ -45,7 +53,7 @@ def walked_runs(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> I
     return iter([message for run in ordered for message in run])
 
 
-def walked_send_order(queue: _Queue, now: float) -> Iterator[_Message]:
+def walked_send_order(queue: Queue, now: float) -> Iterator[Message]:
     chosen = {m.stored.id for m in walked_runs(queue, now, frozenset())}
     return iter([m for m in queue.messages.values() if m.stored.id in chosen])
 
@@ -122,7 +130,7 @@ class Script:
         if not self.held:
             return None
         key, receipt = self.held[index % len(self.held)]
-        change = memory.VisibilityChange(receipt, timeout)
+        change = VisibilityChange(receipt, timeout)
         return await self.store.change_visibility(key, [change], refuse_expired=False, now=None)
 
     async def delete(self, index: int) -> Any:
@@ -169,7 +177,7 @@ def test_the_group_index_answers_as_the_whole_queue_walk(ops: list[tuple[Any, ..
 def test_a_long_group_drops_its_delivered_head_entries() -> None:
     # Given one group of 200 messages, when 100 are received and deleted ten at a time,
     # then its index holds the 100 left: the dropped entries went, not only past them.
-    async def scenario() -> list[_Message]:
+    async def scenario() -> list[Message]:
         script = Script()
         await script.setup()
         for _ in range(200):
@@ -179,7 +187,7 @@ def test_a_long_group_drops_its_delivered_head_entries() -> None:
             while script.held:
                 await script.delete(0)
         await script.receive(0, 1, 0)  # a walk drops the stale head entries
-        return script.store._queues[OTHER].index()["g0"].messages
+        return script.store.ledger(OTHER).index()["g0"].messages
 
     held = asyncio.run(scenario())
     assert [m.stored.id for m in held] == [f"m{n}" for n in range(101, 201)]

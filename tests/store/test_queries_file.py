@@ -54,3 +54,14 @@ def test_what_the_three_claims_share_is_written_once() -> None:
         assert all(sql[claim].count(step) == 1 for claim in CLAIMS), step
     for step in ("expired AS (", "poison AS (", "-- the deliveries: a fresh"):
         assert text.count(step) == 1, step
+
+
+def test_the_fifo_deduplication_claim_is_written_once() -> None:
+    # Both FIFO sends take a message's deduplication window by one statement text: the
+    # file holds it once, and each send includes it.
+    text = (resources.files("hopper.store.postgres") / "sql" / "queries.sql").read_text()
+    sql = queries()
+    assert text.count("INSERT INTO fifo_dedup") == 1
+    for send in ("send_messages", "send_fifo_messages"):
+        assert sql[send].count("INSERT INTO fifo_dedup") == 1, send
+        assert "claimed AS (" in sql[send], send

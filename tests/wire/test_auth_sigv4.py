@@ -69,7 +69,7 @@ def test_a_form_body_is_hashed_as_sent():
     body = b"Action=SendMessage&MessageBody=a+b%20c&Version=2012-11-05"
     request = signed("POST", "http://h/", body,
                      {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"})
-    verify(arrival_of(request), KEYS, NOW)
+    assert verify(arrival_of(request), KEYS, NOW).account_id == "111111111111"
     tampered = arrival_of(request)
     forged = Arrival(tampered.method, tampered.path, tampered.query, tampered.headers,
                      body.replace(b"a+b", b"a+c"))
@@ -83,7 +83,10 @@ def test_header_values_are_compared_with_whitespace_folded():
     arrival = arrival_of(request)
     spaced = [(k, f"  {v}  ") if k == "x-amz-target" else (k, v)
               for k, v in arrival.headers]
-    verify(Arrival(arrival.method, arrival.path, arrival.query, spaced, arrival.body), KEYS, NOW)
+    verified = verify(
+        Arrival(arrival.method, arrival.path, arrival.query, spaced, arrival.body), KEYS, NOW
+    )
+    assert verified.account_id == "111111111111"
 
 
 def test_a_signed_header_changed_in_transit_does_not_match():
@@ -99,14 +102,14 @@ def test_a_signed_header_changed_in_transit_does_not_match():
 
 def test_a_request_dated_with_the_date_header_verifies():
     request = signed("GET", "http://h/?Action=ListQueues", headers={"Date": "x"})
-    verify(arrival_of(request), KEYS, NOW)
+    assert verify(arrival_of(request), KEYS, NOW).account_id == "111111111111"
 
 
 def test_a_presigned_url_verifies_until_it_expires():
     request = AWSRequest(method="GET", url="http://h/", params={"Action": "ListQueues"})
     SigV4QueryAuth(Credentials("AKIDA", "secret-a"), "sqs", "us-east-1", 60).add_auth(request)
     arrival = arrival_of(request)
-    verify(arrival, KEYS, NOW + 60)
+    assert verify(arrival, KEYS, NOW + 60).account_id == "111111111111"
     with pytest.raises(SqsError) as raised:
         verify(arrival, KEYS, NOW + 61)
     assert raised.value.name == "RequestExpired"
@@ -120,7 +123,7 @@ def test_the_window_is_15_minutes_each_way(offset, refusal):
     arrival = arrival_of(signed("GET", "http://h/"))
     now = NOW - offset  # the request was signed `offset` seconds from the server's now
     if refusal is None:
-        verify(arrival, KEYS, now)
+        assert verify(arrival, KEYS, now).account_id == "111111111111"
         return
     with pytest.raises(SqsError) as raised:
         verify(arrival, KEYS, now)

@@ -281,9 +281,13 @@ def test_service_actions_sent_to_a_queue_url_are_invalid_action(action):
 
 
 def test_queue_actions_may_be_sent_to_a_queue_url():
-    check_endpoint("SendMessage", QueueKey("000000000000", "q"))
-    check_endpoint("GetQueueUrl", QueueKey("000000000000", "q"))  # AWS answers it there
-    check_endpoint("CreateQueue", None)
+    on_queue = QueueKey("000000000000", "q")
+    # no error is raised for them (check_endpoint answers nothing when it lets one pass)
+    assert check_endpoint("SendMessage", on_queue) is None
+    assert check_endpoint("GetQueueUrl", on_queue) is None  # AWS answers it there
+    assert check_endpoint("CreateQueue", None) is None
+    # where a service action on the same URL is refused
+    assert error_of(lambda: check_endpoint("CreateQueue", on_queue)).name == "InvalidAction"
 
 
 # --- the body bound -----------------------------------------------------------------------

@@ -178,12 +178,18 @@ def test_a_request_with_text_outside_sqs_characters_or_nested_too_deep_is_refuse
 
 
 def test_message_contents_and_batch_entries_are_left_to_their_own_rules():
-    validate.check_request({
+    # no error is raised for them (check_request answers nothing when it lets one pass)
+    assert validate.check_request({
         "MessageBody": "a\x01",
         "MessageAttributes": {"a": {"DataType": "String", "StringValue": "\x00"}},
         "MessageSystemAttributes": {"AWSTraceHeader": {"StringValue": "\ud800"}},
         "Entries": [{"Id": "e", "ReceiptHandle": "\x00"}],
-    })
+    }) is None
+    # where the same texts under a parameter without rules of its own are refused
+    for text in ("a\x01", "\x00", "\ud800"):
+        assert error_of(validate.check_request, {"QueueName": text}).name == (
+            "InvalidParameterValue"
+        )
 
 
 def test_a_refusal_does_not_quote_a_structure():

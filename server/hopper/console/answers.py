@@ -14,7 +14,6 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from hopper.auth.credentials import Keys
 from hopper.console import sessions
 from hopper.core import characters
 from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
@@ -37,6 +36,12 @@ def problem(status: int, text: str, code: str | None = None) -> Response:
 
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+# Every console request but a read must carry this header: a cross-site form cannot set
+# it, and a cross-site fetch only after a preflight that hopper never grants. So with
+# auth off a page elsewhere cannot purge, send or delete through the console even in a
+# browser that sends no Origin (hopper.browsers refuses those that do).
+CONSOLE_HEADER = "x-hopper-console"
 
 
 def answering(handler: Handler) -> Handler:
@@ -79,14 +84,22 @@ class Caller:
         return self.account is None or split_account(key.account, home)[0] == self.account
 
 
-def caller(request: Request, keys: Keys | None) -> Caller:
+def caller(request: Request, signed: sessions.Sessions | None) -> Caller:
     """The caller of `request`; raises Problem 401 when auth is on and the request
-    carries no valid session token."""
-    if keys is None:
+    carries no valid session token, 403 for an action without CONSOLE_HEADER."""
+    who = _signed_in(request, signed)
+    if request.method != "GET" and CONSOLE_HEADER not in request.headers:
+        raise Problem(403, f"a console action needs the {CONSOLE_HEADER} header",
+                      "AccessDenied")
+    return who
+
+
+def _signed_in(request: Request, signed: sessions.Sessions | None) -> Caller:
+    if signed is None:
         return Caller(None)
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     credential = (
-        sessions.verify(keys, token.strip(), time.time()) if scheme.lower() == "bearer" else None
+        sessions.verify(signed, token.strip(), time.time()) if scheme.lower() == "bearer" else None
     )
     if credential is None:
         raise Problem(401, "sign in with an access key and its secret", "NotSignedIn")

@@ -27,7 +27,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from hopper.auth.credentials import Keys
 from hopper.console import render, sessions
 from hopper.console.answers import (
     Caller,
@@ -54,15 +53,15 @@ _QUEUE = PREFIX + "/queues/{account}/{name}"
 
 
 class Console:
-    """The API over one server's queue core. `keys`: the access keys of `--auth sigv4`
+    """The API over one server's queue core. `signed`: the sessions of `--auth sigv4`
     (None: auth off, every account visible); `home`: the server's region."""
 
     def __init__(
         self, service: QueueService, counts: Counts, history: History, *,
-        keys: Keys | None, home: str,
+        signed: sessions.Sessions | None, home: str,
     ) -> None:
         self.service, self.counts, self.history = service, counts, history
-        self.keys, self.home = keys, home
+        self.signed, self.home = signed, home
 
     def routes(self) -> list[BaseRoute]:
         def route(path: str, handler: Any, method: str) -> Route:
@@ -84,17 +83,17 @@ class Console:
     # --- who -----------------------------------------------------------------------------
 
     async def who(self, request: Request) -> Response:
-        who = caller(request, self.keys)
-        auth = "off" if self.keys is None else "sigv4"
+        who = caller(request, self.signed)
+        auth = "off" if self.signed is None else "sigv4"
         return JSONResponse({"auth": auth, "account": who.account})
 
     async def sign_in(self, request: Request) -> Response:
-        if self.keys is None:
+        if self.signed is None:
             raise Problem(400, "hopper runs without --auth sigv4: there is nothing to sign in to")
         document = await json_body(request)
         access_key = text_field(document, "access_key") or ""
         secret_key = text_field(document, "secret_key") or ""
-        credential = sessions.sign_in(self.keys, access_key, secret_key)
+        credential = sessions.sign_in(self.signed.keys, access_key, secret_key)
         if credential is None:
             raise Problem(401, "unknown access key, or not its secret", "InvalidClientTokenId")
         token, expires = sessions.issue(credential, time.time())
@@ -105,7 +104,7 @@ class Console:
     # --- reading -----------------------------------------------------------------------
 
     async def queues(self, request: Request) -> Response:
-        who = caller(request, self.keys)
+        who = caller(request, self.signed)
         views = await overview(self.service, self.counts, keep=self._keep(who))
         return JSONResponse({
             "time": self.service.clock.time(),
@@ -113,7 +112,7 @@ class Console:
         })
 
     async def queue(self, request: Request) -> Response:
-        who = caller(request, self.keys)
+        who = caller(request, self.signed)
         key = queue_key(request, who, self.home)
         view = await self._view(key)
         self.history.depth(key, view.depth)
@@ -128,7 +127,7 @@ class Console:
         })
 
     async def messages(self, request: Request) -> Response:
-        key = queue_key(request, caller(request, self.keys), self.home)
+        key = queue_key(request, caller(request, self.signed), self.home)
         peeked = await operators.browse(self.service, key)
         now = self.service.clock.time()
         return JSONResponse({"messages": [render.message_json(p, now) for p in peeked]})
@@ -136,7 +135,7 @@ class Console:
     # --- actions -----------------------------------------------------------------------
 
     async def send(self, request: Request) -> Response:
-        key = queue_key(request, caller(request, self.keys), self.home)
+        key = queue_key(request, caller(request, self.signed), self.home)
         document = await json_body(request)
         draft = MessageDraft(
             body=text_field(document, "body") or "",
@@ -154,7 +153,7 @@ class Console:
         })
 
     async def discard(self, request: Request) -> Response:
-        key = queue_key(request, caller(request, self.keys), self.home)
+        key = queue_key(request, caller(request, self.signed), self.home)
         message_id = request.path_params["message_id"]
         if not characters.allowed(message_id):
             raise Problem(400, "a message id is printable text", "InvalidParameterValue")
@@ -163,12 +162,12 @@ class Console:
         return JSONResponse({"deleted": message_id})
 
     async def purge(self, request: Request) -> Response:
-        key = queue_key(request, caller(request, self.keys), self.home)
+        key = queue_key(request, caller(request, self.signed), self.home)
         await self.service.purge(key)
         return JSONResponse({"purged": key.name})
 
     async def redrive(self, request: Request) -> Response:
-        key = queue_key(request, caller(request, self.keys), self.home)
+        key = queue_key(request, caller(request, self.signed), self.home)
         document = await json_body(request)
         name = text_field(document, "destination")
         if name is not None and not characters.allowed(name):
@@ -180,7 +179,7 @@ class Console:
         return JSONResponse({"task": render.task_json(task)})
 
     async def cancel(self, request: Request) -> Response:
-        key = queue_key(request, caller(request, self.keys), self.home)
+        key = queue_key(request, caller(request, self.signed), self.home)
         task_id = request.path_params["task_id"]
         if not characters.allowed(task_id):
             raise Problem(400, "a task id is printable text", "InvalidParameterValue")

@@ -81,6 +81,9 @@ class History:
             if current is not None:
                 current.deleted += count
 
+    def queue_deleted(self, key: QueueKey) -> None:
+        self._series.pop(key, None)
+
     # --- depths ------------------------------------------------------------------------
 
     def depth(self, key: QueueKey, depth: int) -> None:

@@ -25,6 +25,11 @@ class Events(Protocol):
         """`count` DeleteMessage receipts succeeded."""
         ...
 
+    def queue_deleted(self, key: QueueKey) -> None:
+        """The queue is gone: forget everything kept for it (a suite that makes a queue
+        per test deletes thousands)."""
+        ...
+
 
 class NoEvents:
     def sent(self, key: QueueKey, count: int) -> None:
@@ -34,6 +39,9 @@ class NoEvents:
         pass
 
     def deleted(self, key: QueueKey, count: int) -> None:
+        pass
+
+    def queue_deleted(self, key: QueueKey) -> None:
         pass
 
 
@@ -59,3 +67,7 @@ class Broadcast:
     def deleted(self, key: QueueKey, count: int) -> None:
         for observer in self._observers:
             observer.deleted(key, count)
+
+    def queue_deleted(self, key: QueueKey) -> None:
+        for observer in self._observers:
+            observer.queue_deleted(key)

@@ -1,5 +1,5 @@
 """SQS's numeric limits, in one place (values from the AWS SQS documentation and the
-botocore model; see shared/SQS-NOTES.md)."""
+botocore model; see SQS-NOTES.md)."""
 
 MAX_MESSAGE_SIZE = 1_048_576
 MIN_MESSAGE_SIZE_SETTING = 1_024

@@ -1,18 +1,18 @@
-"""The long-poll engine: claims, waiting, wake-ups, the hand-off, deadlines.
+"""The long-poll engine: claims, waiting, wake-ups, deadlines.
 
-`QueueService` checks a call's rules and hands the message traffic to this engine: a
-claim (with AWS's in-flight limit), a long poll that sleeps until a wake-up, the
-queue's next visibility deadline, the fallback interval or its own deadline, and a send
-that hands what qualifies straight to the long polls waiting in this process
-(core/handoff.py) and wakes the others (core/wakeups.py). Notifications are hints: a
-waiter that misses one still looks at its deadline, so correctness never depends on a
-wake-up arriving.
+`QueueService` checks a call's rules and hands the receives to this engine: a claim
+(with AWS's in-flight limit), and a long poll that sleeps until a wake-up, the queue's
+next visibility deadline, the fallback interval or its own deadline. Sends come to the
+waiters through core/sends.py, which hands them what qualifies and wakes the others.
+Notifications are hints: a waiter that misses one still looks at its deadline, so
+correctness never depends on a wake-up arriving.
 
 A long poll outlives a store outage of less than its own time: a claim that fails with
 StoreUnavailable (the database restarting, its connections cut) is retried, with a
 growing pause, until the poll's deadline; only a claim that still fails then answers
 the error. Clients see a poll that waited, as SQS's do, not a 503 a second after a
-database restart.
+database restart. A poll that starts during an outage waits it out the same way, from
+its first read of the queue's record (`outlast`) to its first claim.
 """
 
 from __future__ import annotations
@@ -22,17 +22,18 @@ import contextlib
 import functools
 import logging
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
-from hopper.core import handoff, limits
+from hopper.core import limits
 from hopper.core.bounds import InFlightGauge
 from hopper.core.clock import Clock
 from hopper.core.deadlines import NextDeadlines
 from hopper.core.errors import QueueError, StoreUnavailable
 from hopper.core.events import Events
-from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, SendResult
+from hopper.core.model import Delivery, QueueConfig, QueueKey
 from hopper.core.store import QueueStore
-from hopper.core.wakeups import Wakeups, Watch, news
+from hopper.core.wakeups import Wakeups, Watch
 
 # A long poll never sleeps less than this between looks, so a store clock that runs a
 # little behind ours cannot turn the loop into a busy wait.
@@ -51,6 +52,7 @@ log = logging.getLogger("hopper.long_poll")
 # change, floor and all).
 Release = Callable[[QueueKey, list[Delivery]], Awaitable[object]]
 Gone = Callable[[], Awaitable[object]]
+T = TypeVar("T")
 
 
 class LongPolls:
@@ -91,6 +93,33 @@ class LongPolls:
         """Wait for the releases still running."""
         await asyncio.gather(*self._releases, return_exceptions=True)
 
+    async def outlast(self, key: QueueKey, wait: float, call: Callable[[], Awaitable[T]]
+                      ) -> tuple[T, float]:
+        """`call` (a long poll's read before its first claim), tried again while the
+        store is unavailable, with a growing pause, until `wait` seconds have passed;
+        then its StoreUnavailable is the poll's answer. Returns its result and what is
+        left of `wait`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        failures = 0
+        while True:
+            try:
+                return await call(), deadline - loop.time()
+            except StoreUnavailable as error:
+                remaining = deadline - loop.time()
+                if remaining <= 0 or self.draining:
+                    raise
+                failures += 1
+                if failures == 1:
+                    log.warning("hopper: a long poll on %s retries reading its queue: %s",
+                                key.name, error.reason)
+            await asyncio.sleep(min(remaining, self._retry_pause(failures)))
+
+    def _retry_pause(self, failures: int) -> float:
+        """The pause after `failures` failed looks in a row: doubled each time, up to
+        the fallback interval."""
+        return min(self.poll_fallback_seconds, _RETRY_PAUSE * (1 << min(failures - 1, 8)))
+
     # --- claiming ---------------------------------------------------------------------
 
     async def claim(
@@ -110,7 +139,7 @@ class LongPolls:
             key, max_messages=min(max_messages, room), visibility_timeout=lease,
             now=self.clock.now(), attempt_id=attempt_id,
         )
-        self._delivered(key, deliveries)
+        self.delivered(key, deliveries)
         if config.dead_letter is not None:
             # The claim may have moved messages there: a hint for its waiters.
             self.wakeups.notify(config.dead_letter.target)
@@ -127,8 +156,8 @@ class LongPolls:
 
         return await self.in_flight.room(key, measure)
 
-    def _delivered(self, key: QueueKey, deliveries: list[Delivery]) -> None:
-        """Book deliveries made by a claim or a hand-off."""
+    def delivered(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+        """Book deliveries made by a claim or a hand-off (core/sends.py)."""
         self.in_flight.claimed(key, len(deliveries))
         self.events.received(key, deliveries)
         if deliveries:
@@ -164,7 +193,7 @@ class LongPolls:
         finally:
             left = [] if watch is None else watch.take()
             if left:  # handed over as this poll was cancelled: nobody will answer with them
-                self._release_later(key, left)
+                self.release_later(key, left)
 
     async def _poll(
         self,
@@ -193,6 +222,7 @@ class LongPolls:
                 except StoreUnavailable as error:
                     if deadline - loop.time() <= 0 or self.draining:
                         raise
+                    deliveries = []  # none claimed: the poll waits and looks again
                     failures += 1
                     if failures == 1:
                         log.warning("hopper: a long poll on %s retries its claim: %s",
@@ -238,7 +268,7 @@ class LongPolls:
         fallback = self._fallback(key)
         pause = min(remaining, fallback)
         if failures:
-            return min(pause, _RETRY_PAUSE * (1 << min(failures - 1, 8))), False
+            return min(pause, self._retry_pause(failures)), False
         try:
             upcoming = await self._next_deadline(key, looked_at)
         except StoreUnavailable:
@@ -296,61 +326,12 @@ class LongPolls:
         self._deadlines.put(key, deadline)
         return deadline
 
-    # --- sending ----------------------------------------------------------------------
-
-    async def enqueue(
-        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
-    ) -> list[SendResult]:
-        """store.send, with what qualifies handed to idle long polls of this process on
-        the way (core/handoff.py), and the other waiters woken for the rest."""
-        results = await self._send(key, sent, max_depth)
-        self._wake_for(sent, results, key)
-        return results
-
-    async def _send(
-        self, key: QueueKey, sent: Sequence[NewMessage], max_depth: int | None
-    ) -> list[SendResult]:
-        offers: list[tuple[Watch, int]] = []
-        if self.wakeups.takers(key) and handoff.takes_leases(key, sent, max_depth):
-            count = sum(handoff.qualifies(message) for message in sent)
-            if count:
-                room = await self.in_flight_room(key)
-                offers = self.wakeups.offer(key, min(count, room))
-        if not offers:
-            return await self.store.send(key, sent, now=self.clock.now(), max_depth=max_depth)
-        leased, owners = handoff.lease_offered(sent, offers)
-        try:
-            results = await self.store.send(key, leased, now=self.clock.now(), max_depth=max_depth)
-        except BaseException:
-            for watch, _ in offers:
-                watch.hand([])
-            raise
-        handed = [
-            (owner, result.delivery)
-            for owner, result in zip(owners, results, strict=True)
-            if owner is not None and result.delivery is not None
-        ]
-        self._delivered(key, [delivery for _, delivery in handed])
-        for watch, _ in offers:
-            mine = [delivery for owner, delivery in handed if owner is watch]
-            if not watch.hand(mine):
-                self._release_later(key, mine)
-        return results
-
-    def _wake_for(
-        self, sent: Sequence[NewMessage], results: Sequence[SendResult], key: QueueKey
-    ) -> None:
-        """Wake as many local waiters as the send made messages receivable right away;
-        a delayed message's deadline is one the waiters should sleep until at most."""
-        enqueued = news(sent, results)
-        receivable = sum(message.delay <= 0 for message in enqueued)
-        delays = [message.delay for message in enqueued if message.delay > 0]
-        if delays:
-            self._deadlines.lower(key, self.clock.time() + min(delays))
-        if receivable:
-            self.wakeups.notify(key, receivable)
-
     # --- leases -----------------------------------------------------------------------
+
+    def expect(self, key: QueueKey, at: float) -> None:
+        """A message of `key` becomes receivable at `at` (a delayed send): its waiters
+        sleep until then at most."""
+        self._deadlines.lower(key, at)
 
     def leases_changed(self, key: QueueKey) -> None:
         """Visibility deadlines of `key` moved: a waiter may now find a message sooner
@@ -358,7 +339,13 @@ class LongPolls:
         self._deadlines.forget(key)
         self.wakeups.notify(key)
 
-    def _release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
+    def forget(self, key: QueueKey) -> None:
+        """`key` was deleted: nothing kept for it stays (its waiters, woken, end with
+        QueueNotFound at their next look)."""
+        self._deadlines.forget(key)
+        self.wakeups.forget(key)
+
+    def release_later(self, key: QueueKey, deliveries: list[Delivery]) -> None:
         """Make deliveries nobody will answer with visible again, in the background."""
         task = asyncio.create_task(self._release_quietly(key, deliveries), name="hopper-release")
         self._releases.add(task)

@@ -17,6 +17,7 @@ from typing import Any
 from hopper.core import fifo, limits, messages, outcomes, pages, permissions, queues
 from hopper.core.bounds import Adjustments, InFlightGauge, floored
 from hopper.core.clock import Clock, SystemClock
+from hopper.core.entries import per_entry
 from hopper.core.errors import (
     BatchTooLong,
     OverLimit,
@@ -42,13 +43,13 @@ from hopper.core.model import (
     QueueStats,
     Receipt,
     ReceiptOutcome,
-    ReceiptResult,
     SendResult,
     VisibilityChange,
 )
 from hopper.core.move_tasks import MoveTasks
 from hopper.core.outcomes import ReceiptMode
 from hopper.core.recent import RecentQueues
+from hopper.core.sends import Sends
 from hopper.core.store import QueueStore
 from hopper.core.wakeups import Wakeups
 
@@ -92,6 +93,7 @@ class QueueService:
             store, self.clock, self.wakeups, self.in_flight, self.events,
             poll_fallback_seconds=poll_fallback_seconds, release=self._release,
         )
+        self._sends = Sends(store, self.clock, self.wakeups, self._polls)
         self._housekeeping = Housekeeping(
             store, self.clock, self.move_tasks, period=housekeeping_seconds
         )
@@ -170,9 +172,12 @@ class QueueService:
         core/recent.py). Raises QueueNotFound."""
         return self._recent.get(key) or await self.get_queue(key)
 
-    def all_queues(self) -> AsyncIterator[QueueRecord]:
-        """Every queue of every account, by account then name (the operators' views)."""
-        return pages.all_queues(self.store)
+    def all_queues(
+        self, *, keep: Callable[[str], bool] | None = None
+    ) -> AsyncIterator[QueueRecord]:
+        """Every queue of every account, by account then name (the operators' views);
+        with `keep`, of the accounts it keeps only (nothing of the others is read)."""
+        return pages.all_queues(self.store, keep=keep)
 
     async def list_queues(
         self, account: str, *, prefix: str, max_results: int | None, next_token: str | None
@@ -190,8 +195,11 @@ class QueueService:
         if await self.store.delete_queue(key, now=self.clock.now()) is None:
             raise QueueNotFound(key)
         self.in_flight.forget(key)
-        # Long polls on the queue look again and end with QueueNotFound.
+        # Long polls on the queue look again and end with QueueNotFound; then nothing
+        # kept for it stays.
         self.wakeups.notify(key)
+        self._polls.forget(key)
+        self.events.queue_deleted(key)
 
     async def queue_stats(self, key: QueueKey) -> QueueStats:
         return await self.store.stats(key, now=self.clock.now())
@@ -303,7 +311,7 @@ class QueueService:
         maximum_depth of messages)."""
         record = await self._recent_queue(key)
         message = messages.prepare(draft, record.config, new_id())
-        [result] = await self._polls.enqueue(key, [message], record.config.maximum_depth)
+        [result] = await self._sends.send(key, [message], record.config.maximum_depth)
         if result.refused:
             raise outcomes.queue_full(key, record.config)
         self.events.sent(key, 0 if result.duplicate else 1)
@@ -331,15 +339,21 @@ class QueueService:
                 entries.append(messages.prepare(draft, record.config, new_id()))
             except QueueError as error:
                 entries.append(error)
-        valid = [entry for entry in entries if isinstance(entry, NewMessage)]
         depth = record.config.maximum_depth
-        sent = await self._polls.enqueue(key, valid, depth) if valid else []
-        self.events.sent(key, sum(not (r.duplicate or r.refused) for r in sent))
+
+        async def enqueue(valid: list[NewMessage]) -> list[SendResult]:
+            sent = await self._sends.send(key, valid, depth)
+            self.events.sent(key, sum(not (r.duplicate or r.refused) for r in sent))
+            return sent
+
+        async def known() -> None:
+            pass  # the queue was read above
+
+        answers = await per_entry(entries, NewMessage, enqueue, known)
         full = outcomes.queue_full(key, record.config)
-        results = iter(sent)
         return [
-            outcomes.refused_as(full, next(results)) if isinstance(outcome, NewMessage) else outcome
-            for outcome in entries
+            outcomes.refused_as(full, answer) if isinstance(answer, SendResult) else answer
+            for answer in answers
         ]
 
     async def receive(
@@ -370,7 +384,7 @@ class QueueService:
         `gone`, when given, returns once the caller has gone away (its connection
         closed): a long poll then ends at once with nothing, so messages sent later are
         not handed to, nor claimed for, a receive nobody will read."""
-        record = await self._recent_queue(key)
+        record, wait_left = await self._queue_to_poll(key, wait_time)
         outcomes.check_receive(max_messages, visibility_timeout, wait_time)
         attempt = attempt_id if key.is_fifo else None
         if attempt is not None:
@@ -384,7 +398,19 @@ class QueueService:
             if not deliveries and await self._polls.in_flight_room(key) == 0:
                 raise OverLimit(outcomes.TOO_MANY_IN_FLIGHT)
             return deliveries
+        wait = wait if wait_left is None else wait_left
         return await self._polls.wait(key, config, max_messages, lease, wait, attempt, gone)
+
+    async def _queue_to_poll(
+        self, key: QueueKey, wait_time: float | None
+    ) -> tuple[QueueRecord, float | None]:
+        """A receive's queue record and, for a long poll given its wait time, what is
+        left of it. Such a poll that starts while the store is down waits the outage out
+        within its time, as one parked across the outage does (core/long_poll.py); a
+        wait time out of range is refused after the read, as before."""
+        if wait_time is None or not 0 < wait_time <= limits.MAX_WAIT_TIME_SECONDS:
+            return await self._recent_queue(key), None
+        return await self._polls.outlast(key, wait_time, lambda: self._recent_queue(key))
 
     async def delete(self, key: QueueKey, receipt: Receipt) -> None:
         """DeleteMessage. A message already gone is a success (as AWS). Raises
@@ -433,21 +459,18 @@ class QueueService:
                 entries.append(replace(change, timeout=timeout))
             except QueueError as error:
                 entries.append(error)
-        valid = [entry for entry in entries if isinstance(entry, VisibilityChange)]
-        changed = (
-            await self._leases.change_visibility(key, valid, now=self.clock.now())
-            if valid
-            else await self._no_changes(key)
-        )
-        results = iter(changed)
-        self._polls.leases_changed(key)
         answer = outcomes.superseded_answer(self.receipts, fifo=key.is_fifo)
-        return [
-            outcomes.visibility_error(outcome, next(results), answer)
-            if isinstance(outcome, VisibilityChange)
-            else outcome
-            for outcome in entries
-        ]
+
+        async def apply(valid: list[VisibilityChange]) -> list[None | QueueError]:
+            results = await self._leases.change_visibility(key, valid, now=self.clock.now())
+            pairs = zip(valid, results, strict=True)
+            return [outcomes.visibility_error(one, result, answer) for one, result in pairs]
+
+        errors: list[None | QueueError] = await per_entry(
+            entries, VisibilityChange, apply, lambda: self.get_queue(key)
+        )
+        self._polls.leases_changed(key)
+        return errors
 
     def deleted(self, key: QueueKey, count: int) -> None:
         """`count` messages of `key` were deleted (by receipt or by an operator): the
@@ -482,8 +505,3 @@ class QueueService:
         hand-offs that found nobody)."""
         changes = [VisibilityChange(d.receipt, 0.0) for d in deliveries]
         await self.change_visibility_batch(key, changes)
-
-    async def _no_changes(self, key: QueueKey) -> list[ReceiptResult]:
-        # Every entry was invalid: the queue must still exist for the call to succeed.
-        await self.get_queue(key)
-        return []

@@ -182,6 +182,14 @@ class Wakeups:
         mark = self._empty.get(key)
         return mark is not None and self._now() - mark[1] <= EMPTY_TRUST_SECONDS
 
+    def forget(self, key: QueueKey) -> None:
+        """Keep nothing for `key` (deleted). Without its last wake-up, a look begun
+        before it could be taken for a look after it: looks begun so far are not
+        remembered as empty, as when every wake-up is forgotten."""
+        self._woken_at.pop(key, None)
+        self._empty.pop(key, None)
+        self._forgotten_before = next(self._stamps)
+
     def notify(self, key: QueueKey, count: int | None = None) -> None:
         """Wake the waiters of `key`: all of them, or, when `count` messages became
         receivable, that many idle ones. Cheap when nobody waits.

@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hopper.core import pages
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import Delivery, QueueKey, QueueRecord, QueueStats
 from hopper.core.service import QueueService
@@ -117,6 +116,12 @@ class Counts:
         if count:
             self._used.add(key)
 
+    def queue_deleted(self, key: QueueKey) -> None:
+        measured = self._measured.pop(key, None)
+        if measured is not None:
+            self._took_all -= measured.took
+        self._used.discard(key)
+
 
 def _changes_by_time(stats: QueueStats) -> bool:
     """Whether the counts move with no one acting: leases and delays run out."""
@@ -129,7 +134,7 @@ async def overview(
     """Every queue of every account, by account then name; with `keep`, of the store
     accounts it keeps only (a tenant's own: nothing of the others is read)."""
     stats: dict[QueueKey, tuple[QueueRecord, QueueStats]] = {}
-    async for record in pages.all_queues(service.store, keep=keep):
+    async for record in service.all_queues(keep=keep):
         try:
             stats[record.key] = (record, await counts.stats(record.key))
         except QueueNotFound:

@@ -36,7 +36,8 @@ function status(message, error) {
 class NotSignedIn extends Error {}
 
 async function api(method, path, body) {
-  const headers = {};
+  // The console's own header: without it hopper refuses every action (console/answers.py).
+  const headers = { "x-hopper-console": "1" };
   const token = sessionStorage.getItem(TOKEN);
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
@@ -72,7 +73,7 @@ function showLogin() {
 $("login-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const response = await fetch(`${API}/session`, {
-    method: "POST", headers: { "content-type": "application/json" },
+    method: "POST", headers: { "content-type": "application/json", "x-hopper-console": "1" },
     body: JSON.stringify({ access_key: $("access-key").value, secret_key: $("secret-key").value }),
   });
   const data = await response.json();

@@ -4,7 +4,7 @@ An `SqsError` names its error by the JSON protocol's shape name (`QueueDoesNotEx
 `InvalidParameterValue`, ...). `CODES` gives, per name, what each protocol shows:
 the JSON `__type`, the query code (also sent in JSON's `x-amzn-query-error` header so
 botocore's query-compatible mapping finds the same exception class as against AWS),
-the HTTP status and who is at fault. Values follow shared/SQS-NOTES.md §5.2.
+the HTTP status and who is at fault. Values follow SQS-NOTES.md §5.2.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A handle is the URL-safe base64 (unpadded) of a versioned record naming the queu
 the delivery: `1`, account, queue name, message id and fencing token, joined by a
 separator no queue name or id can contain. Carrying the queue lets us refuse a handle
 presented to another queue (as AWS does); carrying the token is what makes a stale
-worker's receipt detectable (DESIGN.md, "Receipts are checked").
+worker's receipt detectable (ARCHITECTURE.md, "Receipts are checked").
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ The mapping:
   incarnation) is its active messages -- in flight, delayed, taken from the backlog
   and not yet received -- with their leases, fencing tokens and receive counts, its
   FIFO group locks, receive attempts and live deduplication keys, and a cursor: the
-  last backlog sequence taken. A step reads the ledgers it touches, applies the
-  reference model's rules (`store/memory/store.py`, which calls the core's: this store
-  adds no SQS rule, only where state lives and how it commits), and writes them back by
+  last backlog sequence taken. A step reads the ledgers it touches, applies the memory
+  store's rules to them (the ledger model is `store/ledger/`; the rules call the core's:
+  this store adds no SQS rule, only where state lives and how it commits), writes them by
   compare-and-set on the revisions it read; a lost race is retried from a fresh read.
   A receive that finds too few receivable messages reads the next ones after the cursor
   (one batched direct get) and claims them in the same compare-and-set: two processes

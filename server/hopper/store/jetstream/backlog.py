@@ -156,6 +156,10 @@ class Backlog:
             finally:
                 await sub.unsubscribe()
 
+    def forget(self, incarnation: str) -> None:
+        """The queue of this incarnation was deleted: its hint goes with it."""
+        self._per_entry.pop(incarnation, None)
+
     def _counted(self, incarnation: str, found: Read) -> Read:
         """`found` with its waiting entries counted as messages, at the messages per
         entry of what it read (or of the queue's last read): an estimate, as SQS's

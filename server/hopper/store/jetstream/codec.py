@@ -1,7 +1,7 @@
 """The JetStream store's values: a queue's ledger, its record, a message's body, move tasks.
 
 A ledger is one queue's per-message state (leases, tokens, receive counts, deduplication
-keys, receive attempts) as the reference model (`store/memory/store.py`) holds it, encoded as
+keys, receive attempts) as the store model (`store/ledger/`) holds it, encoded as
 compressed JSON so that one key-value entry holds it. Bodies are not in the ledger: they
 live in a stream and the ledger names each message's body by stream sequence. Loading a
 ledger gives the model placeholder messages (no body, no attributes); `Bodies` fills the
@@ -29,7 +29,7 @@ from hopper.core.model import (
     SendResult,
     StoredMessage,
 )
-from hopper.store.memory.store import _NO_ATTRIBUTES, _Attempt, _Message, _Queue
+from hopper.store.ledger import NO_ATTRIBUTES, Attempt, Message, Queue
 
 # A write claims at most this many deliveries (a receive takes 10 at most).
 TOKENS_PER_WRITE = 1024
@@ -40,7 +40,7 @@ class Ledger:
     """A queue as the model holds it, plus what only the JetStream store keeps: the body
     sequence of each message."""
 
-    queue: _Queue
+    queue: Queue
     bodies: dict[str, int]
     # The last sequence of the queue's backlog taken into the ledger: what lies beyond
     # it on the backlog subject waits, visible, never received (see `backlog.py`).
@@ -141,7 +141,7 @@ def unpack(data: bytes | None) -> bytes | None:
 def decode_ledger(data: bytes | None, record: QueueRecord, revision: int) -> Ledger:
     """A ledger from its JSON read at `revision` (None: a queue nothing was written to
     yet), pending tokens resolved."""
-    queue = _Queue(record)
+    queue = Queue(record)
     if not data:
         return Ledger(queue, {})
     raw = orjson.loads(data)
@@ -159,7 +159,7 @@ def decode_ledger(data: bytes | None, record: QueueRecord, revision: int) -> Led
     queue.last_sequence = raw["last_sequence"]
     queue.last_purged_at = raw["last_purged_at"]
     queue.attempts = {
-        a: _Attempt(made_at, [tuple(entry) for entry in entries])
+        a: Attempt(made_at, [tuple(entry) for entry in entries])
         for a, (made_at, entries) in raw["attempts"].items()
     }
     ledger = Ledger(queue, bodies, raw.get("cursor", 0), set(raw.get("absorbed", ())))
@@ -182,7 +182,7 @@ def resolve(ledger: Ledger, revision: int) -> bool:
     return found
 
 
-def _encode_message(m: _Message, body_seq: int) -> list[Any]:
+def _encode_message(m: Message, body_seq: int) -> list[Any]:
     s = m.stored
     source = s.dead_letter_source
     return [
@@ -203,13 +203,13 @@ def _encode_message(m: _Message, body_seq: int) -> list[Any]:
     ]
 
 
-def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
+def _decode_message(entry: list[Any]) -> tuple[Message, int]:
     (mid, body_seq, sent_at, group, dedup, sequence, source) = entry[:7]
     (visible_at, token, count, carried, first, live_key, received_at) = entry[7:]
     stored = StoredMessage(
         id=mid,
         body="",
-        attributes=_NO_ATTRIBUTES,
+        attributes=NO_ATTRIBUTES,
         trace_header=None,
         sent_at=sent_at,
         group_id=group,
@@ -217,7 +217,7 @@ def _decode_message(entry: list[Any]) -> tuple[_Message, int]:
         sequence_number=sequence,
         dead_letter_source=None if source is None else QueueKey(source[0], source[1]),
     )
-    message = _Message(
+    message = Message(
         stored,
         visible_at=visible_at,
         token=token,
@@ -321,7 +321,7 @@ def _body_from(raw: dict[str, Any]) -> tuple[str, Mapping[str, MessageAttribute]
         )
         for name, (data_type, text, binary) in raw["attributes"].items()
     }
-    return raw["body"], attributes or _NO_ATTRIBUTES, raw["trace"]
+    return raw["body"], attributes or NO_ATTRIBUTES, raw["trace"]
 
 
 # --- move tasks -------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""The step: read the ledgers an operation touches, apply the reference model's rules
-(`store/memory/store.py`) to them, and write back what changed with compare-and-set on the
-revisions read. A lost race is retried from a fresh read, so each decision is atomic
-across processes."""
+"""The step: read the ledgers an operation touches, apply the memory store's rules
+(`store/memory/store.py`, on the ledger model of `store/ledger/`) to them, and write back
+what changed with compare-and-set on the revisions read. A lost race is retried from a
+fresh read, so each decision is atomic across processes."""
 
 from __future__ import annotations
 
@@ -22,9 +22,8 @@ from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
+from hopper.store.ledger import NO_ATTRIBUTES, Message, Queue, fifo_runs
 from hopper.store.memory import MemoryQueueStore
-from hopper.store.memory.groups import fifo_runs
-from hopper.store.memory.store import _NO_ATTRIBUTES, _Message, _Queue
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -87,7 +86,7 @@ WINDOW = 5_000
 FAIR_WINDOW = 1_000
 
 
-def _ready(queue: _Queue, now: float, wanted: int) -> int:
+def _ready(queue: Queue, now: float, wanted: int) -> int:
     """How many of the ledger's messages a receive could take now (up to `wanted`)."""
     if queue.record.config.fifo:
         return sum(1 for _ in itertools.islice(fifo_runs(queue, now, frozenset()), wanted))
@@ -200,6 +199,11 @@ class Steps:
         done: Done[T] = await entry.future
         return done
 
+    def forget(self, incarnation: str) -> None:
+        """The queue of this incarnation was deleted: drop what this process kept of it."""
+        self._decoded.pop(incarnation, None)
+        self._backlog.forget(incarnation)
+
     def close(self) -> None:
         """Stop running steps (the store is closing; their callers hear CancelledError)."""
         for task in list(self._leaders.values()):
@@ -269,7 +273,7 @@ class Steps:
                     continue
                 if revision is None and not main.verified and not await self._latest(main):
                     continue  # it wrote nothing, on a ledger that may be old: decide again
-                self.dead_lettered.update(model._dead_lettered)
+                self.dead_lettered.update(model.dead_lettered())
             for entry, (ok, value) in zip(group, outcomes, strict=True):
                 if ok:
                     entry.future.set_result(Done(value, bodies, revision, waiting))
@@ -305,12 +309,12 @@ class Steps:
             stored = dataclasses.replace(
                 entry.stored,
                 body="",
-                attributes=_NO_ATTRIBUTES,
+                attributes=NO_ATTRIBUTES,
                 trace_header=None,
                 # A FIFO message's sequence number is its place in the backlog.
                 sequence_number=entry.key if fifo else None,
             )
-            queue.add(_Message(stored, visible_at=entry.visible_at))
+            queue.add(Message(stored, visible_at=entry.visible_at))
             queue.grouped = queue.grouped or stored.group_id is not None
             ledger.bodies[stored.id] = entry.key
             ledger.absorbed.add(stored.id)
@@ -318,11 +322,9 @@ class Steps:
         return found.waiting
 
     def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:
-        model = MemoryQueueStore(self._clock)
+        model = MemoryQueueStore(self._clock, tokens=PendingTokens())
         for key, one in loaded.items():
-            model._queues[key] = one.ledger.queue
-        # The model only ever calls next() on its token sequence.
-        model._tokens = PendingTokens()  # type: ignore[assignment]
+            model.hold(key, one.ledger.queue)
         return model
 
     async def _commit(

@@ -227,6 +227,10 @@ class JetStreamQueueStore:
         if deleted is None:
             return None
         record, incarnation = deleted
+        # Nothing of a deleted queue stays in this process (issue 25: deleted queues are
+        # forgotten); other processes drop theirs when they next look it up.
+        self._p.steps.forget(incarnation)
+        self._p.records.incarnations.pop(incarnation, None)
         await self._p.backlog.drop(incarnation)
         await self._p.windows.forget(incarnation)
         # The incarnation went with the record: its ledger and bodies are garbage now.

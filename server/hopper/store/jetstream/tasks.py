@@ -30,10 +30,9 @@ class MoveTasks:
         when it changed them."""
         for _ in range(MAX_ROUNDS):
             raw, revision = await edge.get(self._kv, TASKS_KEY)
-            model = MemoryQueueStore(self._clock)
-            model._move_tasks = codec.decode_tasks(raw)
+            model = MemoryQueueStore(self._clock, move_tasks=codec.decode_tasks(raw))
             result = await op(model)
-            data = codec.encode_tasks(model._move_tasks)
+            data = codec.encode_tasks(model.move_tasks())
             if not write or data == (raw or b"[]"):
                 return result
             try:

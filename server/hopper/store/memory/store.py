@@ -21,16 +21,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 from hopper.core import fairness, handoff, limits
 from hopper.core.clock import Clock, SystemClock
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
     Delivery,
-    MessageAttribute,
     MoveTask,
     NewMessage,
     PeekedMessage,
@@ -47,157 +44,59 @@ from hopper.core.model import (
 )
 from hopper.core.outcomes import classify_receipt
 from hopper.core.store import WakeUp
-from hopper.store.memory.groups import Group, fifo_runs, in_send_order
+from hopper.store.ledger import (
+    NO_ATTRIBUTES,
+    Attempt,
+    Message,
+    Queue,
+    delivery,
+    fifo_runs,
+    in_send_order,
+)
 from hopper.store.memory.tasks import MoveTaskRecords
 
-# Most messages carry no attributes: one shared, read-only empty map saves each a dict.
-_NO_ATTRIBUTES: Mapping[str, MessageAttribute] = MappingProxyType({})
-
-
-@dataclass(slots=True)
-class _Message:
-    stored: StoredMessage
-    visible_at: float
-    token: int = 0
-    receive_count: int = 0
-    # The receive count it brought into this queue from the queue that dead-lettered
-    # it: its receive count goes along (AWS counts receives "across all queues"), and
-    # this queue's maxReceiveCount counts only the receives made from it.
-    carried_receive_count: int = 0
-    first_received_at: float | None = None
-    # The live deduplication key it holds (standard queues); a message dead-lettered or
-    # moved arrives elsewhere as a new _Message, without one.
-    live_key: str | None = None
-    # When the current delivery was made (the 12-hour total visibility counts from it).
-    received_at: float | None = None
-
-    def in_flight(self, now: float) -> bool:
-        return self.receive_count > 0 and self.visible_at > now
-
-
-@dataclass
-class _Attempt:
-    """A FIFO receive made with a ReceiveRequestAttemptId: when, and per message it
-    delivered, the token and the lease deadline it left the message with."""
-
-    made_at: float
-    entries: list[tuple[str, int, float]]
-
-
-@dataclass
-class _Queue:
-    record: QueueRecord
-    # Insertion order is send order (and sequence order on FIFO queues).
-    messages: dict[str, _Message] = field(default_factory=dict)
-    # FIFO deduplication key (see NewMessage.window_key) -> (first send time, the
-    # original's result)
-    sent_ids: dict[str, tuple[float, SendResult]] = field(default_factory=dict)
-    # live deduplication key -> the id of the message that took it (standard queues);
-    # the key is held while that message is still here and still holds it
-    live_keys: dict[str, str] = field(default_factory=dict)
-    # whether a message with a group id was ever sent here (a standard queue pays for
-    # fair-queue accounting only then)
-    grouped: bool = False
-    last_sequence: int = 0
-    last_purged_at: float | None = None
-    # FIFO: ReceiveRequestAttemptId -> the receive it names, within its window
-    attempts: dict[str, _Attempt] = field(default_factory=dict)
-    # FIFO: group id -> its messages in arrival order (store/memory/groups.py). Built by
-    # the first walk that needs it (None until then, and again after a purge), then kept
-    # by `add`; so a standard queue, or a ledger the JetStream store decodes, pays
-    # nothing until a FIFO receive looks.
-    groups: dict[str | None, Group] | None = None
-    arrivals: int = 0
-
-    def add(self, message: _Message) -> None:
-        """Put a message at the queue's tail. Every arrival comes through here (a send,
-        a dead letter, a moved message), so the group index stays whole. Its id is new
-        to the queue: a message is in one queue at a time, and leaves before it comes
-        back."""
-        self.messages[message.stored.id] = message
-        if self.groups is not None:
-            self._index(self.groups, message)
-
-    def index(self) -> dict[str | None, Group]:
-        """The group index, built from the messages on first use."""
-        if self.groups is None:
-            self.groups = {}
-            for message in self.messages.values():
-                self._index(self.groups, message)
-        return self.groups
-
-    def _index(self, groups: dict[str | None, Group], message: _Message) -> None:
-        group = groups.get(message.stored.group_id)
-        if group is None:
-            group = groups[message.stored.group_id] = Group()
-        self.arrivals += 1
-        group.append(message, self.arrivals)
-
-    def clear(self) -> None:
-        self.messages.clear()
-        self.groups = None
-
-    def expired(self, message: _Message, now: float) -> bool:
-        return message.stored.sent_at <= now - self.record.config.message_retention_period
-
-    def live(self, now: float) -> dict[str, _Message]:
-        """The messages, after dropping those past the retention period."""
-        for message_id in [mid for mid, m in self.messages.items() if self.expired(m, now)]:
-            del self.messages[message_id]
-        return self.messages
-
-    def find(self, message_id: str, now: float) -> _Message | None:
-        """The live message of this id, or None (dropping it if it has expired)."""
-        message = self.messages.get(message_id)
-        if message is not None and self.expired(message, now):
-            del self.messages[message_id]
-            return None
-        return message
-
-
-def _visible(queue: _Queue, now: float) -> Iterator[_Message]:
-    """The queue's visible messages in send order, those past retention left for
-    `find` or the sweep to drop (this walk may not change the dict it walks)."""
-    for message in queue.messages.values():
-        if message.visible_at <= now and not queue.expired(message, now):
-            yield message
-
-
-def _room(queue: _Queue, max_depth: int, wanted: int, now: float) -> int:
-    """How many more messages the queue takes under its depth ceiling. What it holds
-    counts expired messages not yet dropped; dropping them walks the whole queue, so
-    that is done only when the count says the ceiling is near."""
-    depth = len(queue.messages)
-    if depth + wanted > max_depth:
-        depth = len(queue.live(now))
-    return max(max_depth - depth, 0)
-
-
-def _delivery(message: _Message) -> Delivery:
-    return Delivery(
-        message=message.stored,
-        token=message.token,
-        receive_count=message.receive_count,
-        first_received_at=message.first_received_at or 0.0,
-        visible_at=message.visible_at,
-    )
+# Deleted queues remembered before old deletions are looked for (see _forget_deletions).
+_MIN_DELETIONS_KEPT = 1024
 
 
 class MemoryQueueStore(MoveTaskRecords):
-    def __init__(self, clock: Clock | None = None) -> None:
+    """`tokens` and `move_tasks`: the JetStream store runs this store's rules on the
+    ledgers and tasks it read, with fencing tokens it resolves at its write (see
+    store/jetstream/steps.py); a store of its own starts with none and counts from 1."""
+
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        tokens: Iterator[int] | None = None,
+        move_tasks: MutableMapping[str, MoveTask] | None = None,
+    ) -> None:
         self._clock: Clock = clock or SystemClock()
-        self._queues: dict[QueueKey, _Queue] = {}
+        self._queues: dict[QueueKey, Queue] = {}
         self._deleted_at: dict[QueueKey, float] = {}
+        self._deletions_checked_at = _MIN_DELETIONS_KEPT
         # One store-wide sequence, so tokens also increase across messages and queues.
-        self._tokens = itertools.count(1)
+        self._tokens: Iterator[int] = itertools.count(1) if tokens is None else tokens
         self._wake: WakeUp | None = None
-        self._move_tasks: dict[str, MoveTask] = {}
+        self._move_tasks: MutableMapping[str, MoveTask] = {} if move_tasks is None else move_tasks
         self._dead_lettered: Counter[QueueKey] = Counter()
+
+    def hold(self, key: QueueKey, queue: Queue) -> None:
+        """Keep `queue`'s ledger as the queue of `key` (the JetStream store's model)."""
+        self._queues[key] = queue
+
+    def ledger(self, key: QueueKey) -> Queue:
+        """The ledger of the queue of `key`. Raises QueueNotFound."""
+        return self._queue(key)
+
+    def move_tasks(self) -> Mapping[str, MoveTask]:
+        """Every move task this store holds, by id."""
+        return self._move_tasks
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now
 
-    def _queue(self, key: QueueKey) -> _Queue:
+    def _queue(self, key: QueueKey) -> Queue:
         queue = self._queues.get(key)
         if queue is None:
             raise QueueNotFound(key)
@@ -227,7 +126,7 @@ class MemoryQueueStore(MoveTaskRecords):
             return existing.record, False
         at = self._now(now)
         record = QueueRecord(key, config, created_at=at, last_modified_at=at, tags=dict(tags))
-        self._queues[key] = _Queue(record)
+        self._queues[key] = Queue(record)
         return record, True
 
     async def get_queue(self, key: QueueKey) -> QueueRecord | None:
@@ -259,8 +158,20 @@ class MemoryQueueStore(MoveTaskRecords):
         if self._queues.pop(key, None) is None:
             return None
         at = self._now(now)
+        self._dead_lettered.pop(key, None)
         self._deleted_at[key] = at
+        self._forget_deletions(at)
         return at
+
+    def _forget_deletions(self, now: float) -> None:
+        """Forget deletions older than SQS's re-create window, which is all they answer
+        for: kept, one per deleted queue, they grew without end under a suite making a
+        queue per test. Looked at when their number doubled: constant time a delete."""
+        if len(self._deleted_at) < self._deletions_checked_at * 2:
+            return
+        since = now - limits.QUEUE_RECREATE_SECONDS
+        self._deleted_at = {k: at for k, at in self._deleted_at.items() if at >= since}
+        self._deletions_checked_at = max(len(self._deleted_at), _MIN_DELETIONS_KEPT)
 
     async def last_deleted_at(self, key: QueueKey) -> float | None:
         return self._deleted_at.get(key)
@@ -299,7 +210,7 @@ class MemoryQueueStore(MoveTaskRecords):
         handoff.check_leases(key, messages, max_depth)
         queue = self._queue(key)
         at = self._now(now)
-        room = len(messages) if max_depth is None else _room(queue, max_depth, len(messages), at)
+        room = len(messages) if max_depth is None else queue.room(max_depth, len(messages), at)
         # Nothing below can fail, so the batch is all or none.
         return [
             self._enqueue(queue, message, at)
@@ -308,7 +219,7 @@ class MemoryQueueStore(MoveTaskRecords):
             for index, message in enumerate(messages)
         ]
 
-    def _enqueue(self, queue: _Queue, message: NewMessage, now: float) -> SendResult:
+    def _enqueue(self, queue: Queue, message: NewMessage, now: float) -> SendResult:
         fifo = queue.record.config.fifo
         live_key = None if fifo else message.deduplication_id
         if live_key is not None:
@@ -328,7 +239,7 @@ class MemoryQueueStore(MoveTaskRecords):
         stored = StoredMessage(
             id=message.id,
             body=message.body,
-            attributes=dict(message.attributes) if message.attributes else _NO_ATTRIBUTES,
+            attributes=dict(message.attributes) if message.attributes else NO_ATTRIBUTES,
             trace_header=message.trace_header,
             sent_at=now,
             group_id=message.group_id,
@@ -337,7 +248,7 @@ class MemoryQueueStore(MoveTaskRecords):
         )
         # Undelayed, it shares its send time's float: 24 bytes less a stored message.
         visible_at = now + message.delay if message.delay else now
-        entry = _Message(stored, visible_at=visible_at, live_key=live_key)
+        entry = Message(stored, visible_at=visible_at, live_key=live_key)
         queue.add(entry)
         queue.grouped = queue.grouped or message.group_id is not None
         if message.lease is not None:
@@ -349,7 +260,7 @@ class MemoryQueueStore(MoveTaskRecords):
             queue.sent_ids[window_key] = (now, result)
         return result
 
-    def _live_holder(self, queue: _Queue, live_key: str, now: float) -> _Message | None:
+    def _live_holder(self, queue: Queue, live_key: str, now: float) -> Message | None:
         """The message holding `live_key` in the queue, or None when the key is free
         (its message was deleted, expired, purged or moved away)."""
         message_id = queue.live_keys.get(live_key)
@@ -399,7 +310,7 @@ class MemoryQueueStore(MoveTaskRecords):
         return deliveries
 
     def _replay(
-        self, queue: _Queue, attempt_id: str, visibility_timeout: float, now: float
+        self, queue: Queue, attempt_id: str, visibility_timeout: float, now: float
     ) -> list[Delivery] | None:
         """The deliveries of the queue's attempt of this id, again and with a new lease,
         when it is within its window and none of its messages changed since (deleted,
@@ -416,35 +327,35 @@ class MemoryQueueStore(MoveTaskRecords):
         replayed = []
         for message in messages:
             message.visible_at = now + visibility_timeout
-            replayed.append(_delivery(message))
+            replayed.append(delivery(message))
         attempt.entries = [(d.message.id, d.token, d.visible_at) for d in replayed]
         return replayed
 
     def _record_attempt(
-        self, queue: _Queue, attempt_id: str, deliveries: list[Delivery], now: float
+        self, queue: Queue, attempt_id: str, deliveries: list[Delivery], now: float
     ) -> None:
         horizon = now - limits.RECEIVE_ATTEMPT_WINDOW_SECONDS
         for old in [a for a, attempt in queue.attempts.items() if attempt.made_at <= horizon]:
             del queue.attempts[old]
         entries = [(d.message.id, d.token, d.visible_at) for d in deliveries]
-        queue.attempts[attempt_id] = _Attempt(now, entries)
+        queue.attempts[attempt_id] = Attempt(now, entries)
 
     def _receivable(
         self,
-        queue: _Queue,
+        queue: Queue,
         now: float,
         wanted: int | None = None,
         skip: frozenset[str] | set[str] = frozenset(),
-    ) -> Iterator[_Message]:
+    ) -> Iterator[Message]:
         """Receivable messages in the order a receive takes them: on a FIFO queue each
-        group's deliverable run (see memory_groups.fifo_runs); on a standard queue oldest
+        group's deliverable run (see store/ledger/groups.py); on a standard queue oldest
         first, noisy tenants' messages after the others (fairness). The caller may claim
         or move what it is given: a standard queue's order is a snapshot (on a plain one
         it stops at the `wanted` first visible messages), and a FIFO queue's runs are
         walked as far as the caller takes them, each run's later messages unchanged by
         what the caller does with its earlier ones. `skip`: what this receive claimed
         already, left out as if it were gone."""
-        ordered: Iterable[_Message]
+        ordered: Iterable[Message]
         if queue.record.config.fifo:
             ordered = fifo_runs(queue, now, skip)
         else:
@@ -454,12 +365,12 @@ class MemoryQueueStore(MoveTaskRecords):
                 continue
             yield message
 
-    def _standard_order(self, queue: _Queue, now: float, wanted: int | None) -> list[_Message]:
+    def _standard_order(self, queue: Queue, now: float, wanted: int | None) -> list[Message]:
         # Only fair queues need the whole queue up front (the in-flight count of each
         # tenant). A plain standard queue's receive looks no further than it takes, so a
         # deep queue costs it no more than a shallow one.
         if not queue.grouped and wanted is not None:
-            return list(itertools.islice(_visible(queue, now), wanted))
+            return list(itertools.islice(queue.visible(now), wanted))
         ordered = list(queue.live(now).values())
         if queue.grouped:
             noisy = fairness.noisy_tenants(m.stored.group_id for m in ordered if m.in_flight(now))
@@ -467,7 +378,7 @@ class MemoryQueueStore(MoveTaskRecords):
             ordered.sort(key=lambda m: fairness.priority(m.stored.group_id, noisy))
         return [m for m in ordered if m.visible_at <= now]
 
-    def _dead_letter(self, queue: _Queue, message: _Message, now: float) -> bool:
+    def _dead_letter(self, queue: Queue, message: Message, now: float) -> bool:
         """Move `message` to the dead-letter target if it has been received
         max_receive_count times already. True when moved."""
         rule = queue.record.config.dead_letter
@@ -483,7 +394,7 @@ class MemoryQueueStore(MoveTaskRecords):
         # The move is no receive: count and first receive go along unchanged; token 0,
         # so no earlier receipt names it there (its next delivery draws a greater one).
         target.add(
-            _Message(
+            Message(
                 stored,
                 visible_at=now,
                 receive_count=message.receive_count,
@@ -494,14 +405,14 @@ class MemoryQueueStore(MoveTaskRecords):
         self._dead_lettered[queue.record.key] += 1
         return True
 
-    def _claim(self, message: _Message, visibility_timeout: float, now: float) -> Delivery:
+    def _claim(self, message: Message, visibility_timeout: float, now: float) -> Delivery:
         message.token = next(self._tokens)
         message.receive_count += 1
         if message.first_received_at is None:
             message.first_received_at = now
         message.visible_at = now + visibility_timeout
         message.received_at = now
-        return _delivery(message)
+        return delivery(message)
 
     async def delete(
         self,
@@ -550,7 +461,7 @@ class MemoryQueueStore(MoveTaskRecords):
 
     @staticmethod
     def _check(
-        message: _Message | None,
+        message: Message | None,
         receipt: Receipt,
         *,
         refuse_expired: bool,
@@ -668,6 +579,6 @@ class MemoryQueueStore(MoveTaskRecords):
                 continue
             del queue.messages[message.stored.id]
             stored = dataclasses.replace(message.stored, dead_letter_source=None)
-            target.add(_Message(stored, visible_at=at))
+            target.add(Message(stored, visible_at=at))
             moved += 1
         return moved

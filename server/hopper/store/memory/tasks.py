@@ -5,6 +5,7 @@ contents too)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import MutableMapping
 
 from hopper.core import move_tasks
 from hopper.core.clock import Clock
@@ -13,7 +14,7 @@ from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
 
 class MoveTaskRecords:
     _clock: Clock
-    _move_tasks: dict[str, MoveTask]
+    _move_tasks: MutableMapping[str, MoveTask]
 
     async def create_move_task(self, task: MoveTask) -> bool:
         if any(move_tasks.blocks(t, task) for t in self._move_tasks.values()):

@@ -2,12 +2,13 @@
 
 Each method is one store intent: a named statement from `sql/queries.sql` (asyncpg
 prepares and caches it per connection) and the mapping of its rows to the core's
-values. Around it: the edge (connections.py: the pool, planning settings, deadlock
-retries, and the translation of asyncpg's exceptions, none of which escapes the store),
-the send statements (sends.py), receipts read from rows (receipts.py), and rows both
-ways (rows.py). Batches go in one round trip as parallel arrays (`unnest`). The guards
-(fencing token, lease, deduplication window) are in the statements' WHERE clauses, so
-every outcome is decided atomically.
+values. Around it: the edge (pool.py: the pool, planning settings, deadlock retries,
+and the translation of asyncpg's exceptions, none of which escapes the store), the
+queues' statements (queues.py), the send routes and statements (sends.py), statements
+shared by concurrent calls (coalesce.py), receipts read from rows (receipts.py), and
+rows both ways (rows.py). Batches go in one round trip as parallel arrays (`unnest`).
+The guards (fencing token, lease, deduplication window) are in the statements' WHERE
+clauses, so every outcome is decided atomically.
 
 Rules stated in the core and called here: receipt classification (core/outcomes.py,
 from the facts the guarded statements return), which sent messages are news to waiters
@@ -36,9 +37,7 @@ from hopper.core.model import (
     Delivery,
     NewMessage,
     PeekedMessage,
-    QueueConfig,
     QueueKey,
-    QueueRecord,
     QueueStats,
     Receipt,
     ReceiptOutcome,
@@ -58,14 +57,13 @@ from hopper.store.postgres.pool import (
     open_pool,
     translated,
 )
+from hopper.store.postgres.queues import QueueStatements
 from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone
 from hopper.store.postgres.rows import (
-    config_json,
     delivery,
     found,
     found_id,
     peeked,
-    record,
 )
 from hopper.store.postgres.schema import (
     Connectable,
@@ -73,29 +71,19 @@ from hopper.store.postgres.schema import (
     queries,
     require_current,
 )
-from hopper.store.postgres.sends import (
-    as_duplicate,
-    first_uses,
-    found_result,
-    keyed,
-    send_plain_across,
-    send_unique,
-)
+from hopper.store.postgres.sends import Sender
 from hopper.store.postgres.tasks import MoveTaskStatements
 from hopper.store.postgres.vacuum import Vacuum
 
-# What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
-SendGroup = tuple[QueueKey, float | None, int | None]
-# A message to send and its queue, for the plain sends shared across queues.
-PlainSend = tuple[QueueKey, NewMessage]
-# ... and deletes: the queue, the clock's reading, whether lapsed receipts are refused.
+# What deletes may share a statement on: the queue, the clock's reading, whether lapsed
+# receipts are refused.
 DeleteGroup = tuple[QueueKey, float | None, bool]
 # ... and receives: the queue, the lease, the clock's reading (standard queues whose
 # messages carry no group ids, leases above zero: see PostgresQueueStore.receive).
 ClaimGroup = tuple[QueueKey, float, float | None]
 
 
-class PostgresQueueStore(MoveTaskStatements):
+class PostgresQueueStore(QueueStatements, MoveTaskStatements):
     def __init__(
         self,
         dsn: str,
@@ -133,18 +121,12 @@ class PostgresQueueStore(MoveTaskStatements):
         # away instead of first counting its groups.
         self._many_groups: dict[QueueKey, bool] = {}
         self.vacuum = Vacuum(self._vacuum_messages)
-        self._sends: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
-            self._send_group, size=lambda message: len(message.body)
-        )
+        self._sender = Sender(lambda: self._on, self._sql, coalesce=coalesce)
         # Look-ups of queues' rows share statements: the core reads a queue's record at
         # most once a second (core/recent.py), so requests spread over many queues
         # each need one.
         self._lookups: Coalescer[None, QueueKey, asyncpg.Record | None] = Coalescer(
             self._get_queues, size=lambda key: 1
-        )
-        # Plain sends of every queue share statements, keyed by `now` alone.
-        self._plain_sends: Coalescer[float | None, PlainSend, SendResult | None] = Coalescer(
-            self._send_plain_group, size=lambda item: len(item[1].body)
         )
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
             self._delete_group, size=lambda receipt: 1
@@ -195,8 +177,7 @@ class PostgresQueueStore(MoveTaskStatements):
             raise
 
     async def close(self) -> None:
-        await self._sends.close()
-        await self._plain_sends.close()
+        await self._sender.close()
         await self._lookups.close()
         await self._deletes.close()
         await self._claims.close()
@@ -236,91 +217,6 @@ class PostgresQueueStore(MoveTaskStatements):
         the pool."""
         return self._connection if self._connection is not None else self._db
 
-    # --- queues ---------------------------------------------------------------------
-
-    async def create_queue(
-        self,
-        key: QueueKey,
-        config: QueueConfig,
-        tags: Mapping[str, str],
-        *,
-        now: float | None,
-    ) -> tuple[QueueRecord, bool]:
-        with translated(key):
-            while True:
-                row = await self._db.fetchrow(
-                    self._sql["create_queue"],
-                    key.account,
-                    key.name,
-                    now,
-                    config_json(config),
-                    dict(tags),
-                )
-                # No row: a concurrent create committed after our snapshot; look again.
-                if row is not None:
-                    return record(row), bool(row["created"])
-
-    async def get_queue(self, key: QueueKey) -> QueueRecord | None:
-        with translated(key):
-            if self._coalesce:
-                [row] = await self._lookups.submit(None, [key])
-            else:
-                row = await self._on.fetchrow(self._sql["get_queue"], key.account, key.name)
-        return None if row is None else record(row)
-
-    async def _get_queues(self, _: None, keys: list[QueueKey]) -> list[asyncpg.Record | None]:
-        rows = await self._db.fetch(
-            self._sql["get_queues"], [key.account for key in keys], [key.name for key in keys]
-        )
-        found = {(row["account"], row["name"]): row for row in rows}
-        return [found.get((key.account, key.name)) for key in keys]
-
-    async def list_queues(
-        self, account: str, *, prefix: str = "", after: str | None = None, limit: int = 1000
-    ) -> list[QueueRecord]:
-        with translated():
-            rows = await self._db.fetch(self._sql["list_queues"], account, prefix, after, limit)
-        return [record(row) for row in rows]
-
-    async def update_queue(
-        self, key: QueueKey, config: QueueConfig, *, now: float | None
-    ) -> QueueRecord:
-        with translated(key):
-            row = await self._db.fetchrow(
-                self._sql["update_queue"], key.account, key.name, now, config_json(config)
-            )
-        return record(found(row, key))
-
-    async def delete_queue(self, key: QueueKey, *, now: float | None) -> float | None:
-        with translated(key):
-            deleted_at: float | None = await self._db.fetchval(
-                self._sql["delete_queue"], key.account, key.name, now
-            )
-        return deleted_at
-
-    async def last_deleted_at(self, key: QueueKey) -> float | None:
-        with translated(key):
-            deleted_at: float | None = await self._db.fetchval(
-                self._sql["last_deleted_at"], key.account, key.name
-            )
-        return deleted_at
-
-    async def set_tags(
-        self, key: QueueKey, *, add: Mapping[str, str], remove: Sequence[str]
-    ) -> QueueRecord:
-        with translated(key):
-            row = await self._db.fetchrow(
-                self._sql["set_tags"], key.account, key.name, dict(add), list(remove)
-            )
-        return record(found(row, key))
-
-    async def dead_letter_sources(self, target: QueueKey) -> list[QueueKey]:
-        with translated(target):
-            rows = await self._db.fetch(
-                self._sql["dead_letter_sources"], target.account, target.name
-            )
-        return [QueueKey(row["account"], row["name"]) for row in rows]
-
     # --- messages -------------------------------------------------------------------
 
     async def send(
@@ -333,16 +229,7 @@ class PostgresQueueStore(MoveTaskStatements):
     ) -> list[SendResult]:
         handoff.check_leases(key, messages, max_depth)
         with translated(key):
-            if not self._coalesce or not messages:
-                results = await self._send_group((key, now, max_depth), list(messages))
-            elif keyed(key, messages) or max_depth is not None:
-                # keys to take or a ceiling to count: concurrent sends of the queue share
-                # a statement (see coalesce.py)
-                results = await self._sends.submit((key, now, max_depth), messages)
-            else:
-                # Nothing to take or count: concurrent sends of any queues share one.
-                plain = await self._plain_sends.submit(now, [(key, m) for m in messages])
-                results = [found_result(result, key) for result in plain]
+            results = await self._sender.send(key, messages, now, max_depth)
         self._tell_others(key, messages, results)
         return results
 
@@ -357,26 +244,6 @@ class PostgresQueueStore(MoveTaskStatements):
         if enqueued:
             receivable = sum(m.delay <= 0 for m in enqueued)
             self.listener.poke(key, receivable or None)
-
-    async def _send_plain_group(
-        self, now: float | None, items: list[PlainSend]
-    ) -> list[SendResult | None]:
-        return await send_plain_across(self._on, self._sql, now, items)
-
-    async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
-        """One statement for `messages`, one send's or several sends' that share it."""
-        key, now, max_depth = group
-        if not keyed(key, messages):
-            return await send_unique(self._on, self._sql, key, messages, now, max_depth)
-        # One statement cannot take a key twice: a repeat is a duplicate of its first
-        # use, as if sent just after it (FIFO deduplication ids, live keys on a standard
-        # queue), in one send's batch as between the sends sharing a statement.
-        unique, positions = first_uses(messages)
-        results = await send_unique(self._on, self._sql, key, unique, now, max_depth)
-        return [
-            as_duplicate(results[index]) if repeat else results[index]
-            for index, repeat in positions
-        ]
 
     async def receive(
         self,
@@ -639,7 +506,7 @@ class PostgresQueueStore(MoveTaskStatements):
         return at
 
     async def _planned_for_values(self, name: str, *args: object) -> asyncpg.Record | None:
-        """One row of statement `name`, planned for these values (see connections.py)."""
+        """One row of statement `name`, planned for these values (see pool.py)."""
         return await fetchrow_planned_for_values(self._db, self._sql[name], *args)
 
     # --- operators (metrics and the dashboard) ------------------------------------------

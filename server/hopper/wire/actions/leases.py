@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from hopper.core.bounds import Adjustments
+from hopper.core.entries import per_entry
 from hopper.core.errors import InvalidReceipt, QueueError
 from hopper.core.model import QueueKey, Receipt, VisibilityChange
 from hopper.core.service import QueueService
@@ -69,9 +70,11 @@ async def delete_message_batch(
     key = addressed_queue(ctx, params)
     entries = validate.batch_entries(params, "DeleteMessageBatchRequestEntry")
     decoded = [_each(lambda entry: _receipt(key, entry), entry) for entry in entries]
-    valid = [item for item in decoded if isinstance(item, Receipt)]
-    results = await service.delete_batch(key, valid) if valid else await _none(service, key)
-    return _answer(entries, decoded, results, Receipt)
+    errors = await per_entry(
+        decoded, Receipt, lambda valid: service.delete_batch(key, valid),
+        lambda: service.get_queue(key),
+    )
+    return _answer(entries, errors)
 
 
 async def change_message_visibility_batch(
@@ -80,15 +83,14 @@ async def change_message_visibility_batch(
     key = addressed_queue(ctx, params)
     entries = validate.batch_entries(params, "ChangeMessageVisibilityBatchRequestEntry")
     decoded = [_each(lambda entry: _change(key, entry), entry) for entry in entries]
-    valid = [item for item in decoded if isinstance(item, VisibilityChange)]
     adjusted = Adjustments()
-    results = (
-        await service.change_visibility_batch(key, valid, adjusted)
-        if valid
-        else await _none(service, key)
+    errors = await per_entry(
+        decoded, VisibilityChange,
+        lambda valid: service.change_visibility_batch(key, valid, adjusted),
+        lambda: service.get_queue(key),
     )
     adjustments.tell(ctx, adjusted)
-    return _answer(entries, decoded, results, VisibilityChange)
+    return _answer(entries, errors)
 
 
 def _each(read: Callable[[dict[str, Any]], Any], entry: dict[str, Any]) -> Any:
@@ -101,24 +103,13 @@ def _each(read: Callable[[dict[str, Any]], Any], entry: dict[str, Any]) -> Any:
 
 
 def _answer(
-    entries: Sequence[dict[str, Any]],
-    decoded: Sequence[Any],
-    results: Sequence[QueueError | None],
-    kind: type,
+    entries: Sequence[dict[str, Any]], errors: Sequence[QueueError | SqsError | None]
 ) -> dict[str, Any]:
-    outcomes = iter(results)
     successful: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
-    for entry, item in zip(entries, decoded, strict=True):
-        error = next(outcomes) if isinstance(item, kind) else item
+    for entry, error in zip(entries, errors, strict=True):
         if error is None:
             successful.append({"Id": entry["Id"]})
         else:
             failed.append(failure(entry["Id"], error))
     return batch_result(successful, failed)
-
-
-async def _none(service: QueueService, key: QueueKey) -> list[QueueError | None]:
-    # Every entry failed on the wire: the queue must still exist for the call to answer.
-    await service.get_queue(key)
-    return []

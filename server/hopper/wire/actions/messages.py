@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hopper.core.bounds import Adjustments
+from hopper.core.entries import per_entry
 from hopper.core.errors import QueueError
 from hopper.core.model import Delivery, MessageDraft, QueueKey, SendResult
 from hopper.core.service import QueueService
@@ -78,15 +79,14 @@ async def send_message_batch(
             drafts.append(message_draft(ctx, entry))
         except SqsError as error:
             drafts.append(error)
-    valid = [draft for draft in drafts if isinstance(draft, MessageDraft)]
-    outcomes = iter(await service.send_batch(key, valid) if valid else await _none(service, key))
+    outcomes: list[SendResult | QueueError | SqsError] = await per_entry(
+        drafts, MessageDraft, lambda valid: service.send_batch(key, valid),
+        lambda: service.get_queue(key),
+    )
     successful: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     collapsed: list[str] = []
-    for entry, draft in zip(entries, drafts, strict=True):
-        outcome: SendResult | QueueError | SqsError = (
-            next(outcomes) if isinstance(draft, MessageDraft) else draft
-        )
+    for entry, draft, outcome in zip(entries, drafts, outcomes, strict=True):
         if isinstance(outcome, SendResult) and isinstance(draft, MessageDraft):
             successful.append({"Id": entry["Id"], **sent(entry, draft, outcome)})
             if outcome.duplicate:
@@ -95,12 +95,6 @@ async def send_message_batch(
             failed.append(failure(entry["Id"], outcome))
     duplicates.tell_batch(ctx, collapsed)
     return batch_result(successful, failed)
-
-
-async def _none(service: QueueService, key: QueueKey) -> list[SendResult | QueueError]:
-    # Every entry failed on the wire: the queue must still exist for the call to answer.
-    await service.get_queue(key)
-    return []
 
 
 async def receive_message(

@@ -160,6 +160,27 @@ JOIN q ON q.place = (e.m ->> 'q')::bigint CROSS JOIN t
 ORDER BY e.ord
 RETURNING id, token, sent_at, visible_at;
 
+-- fragment: dedup_claim
+-- The FIFO deduplication claim of send_messages and send_fifo_messages, written once: the
+-- CTE `claimed`, over the statement's `claimable` (ord, id, window_key, window_seconds:
+-- the messages that take a window, and its length), `q` (the queue) and `t` (the clock).
+
+-- take each deduplication window unless a live (unexpired) holder exists; the rows
+-- returned are the messages that are really enqueued, with their sequence numbers
+claimed AS (
+    INSERT INTO fifo_dedup AS f (queue_id, dedup_id, message_id, sequence_number, expires_at)
+    SELECT q.id, c.window_key, c.id, nextval('fifo_sequence_numbers'),
+           t.now + c.window_seconds
+    FROM claimable c CROSS JOIN q CROSS JOIN t
+    ORDER BY c.ord
+    ON CONFLICT (queue_id, dedup_id) DO UPDATE
+        SET message_id = excluded.message_id,
+            sequence_number = excluded.sequence_number,
+            expires_at = excluded.expires_at
+        WHERE f.expires_at <= (SELECT now FROM t)
+    RETURNING f.message_id, f.sequence_number
+),
+
 -- name: send_messages
 -- Enqueue messages with deduplication, live keys and the depth ceiling. $1 account, $2
 -- queue name, $3 now,
@@ -212,22 +233,14 @@ input AS (
         AS i (id, body, attributes, trace_header, delay, group_id, dedup_id, dedup_key, ord)
     CROSS JOIN room
 ),
--- FIFO: take each deduplication id unless a live (unexpired) holder exists; the rows
--- returned are the messages that are really enqueued, with their sequence numbers
-claimed AS (
-    INSERT INTO fifo_dedup AS f (queue_id, dedup_id, message_id, sequence_number, expires_at)
-    SELECT q.id, coalesce(i.dedup_key, i.id), i.id, nextval('fifo_sequence_numbers'),
-           t.now + $11::float8
-    FROM input i, q, t
-    WHERE q.fifo AND i.admitted
-    ORDER BY i.ord
-    ON CONFLICT (queue_id, dedup_id) DO UPDATE
-        SET message_id = excluded.message_id,
-            sequence_number = excluded.sequence_number,
-            expires_at = excluded.expires_at
-        WHERE f.expires_at <= (SELECT now FROM t)
-    RETURNING f.message_id, f.sequence_number
+-- FIFO: the admitted messages, each with the key its deduplication window is kept under
+claimable AS (
+    SELECT i.ord, i.id, coalesce(i.dedup_key, i.id) AS window_key,
+           $11::float8 AS window_seconds
+    FROM input i
+    WHERE i.admitted AND (SELECT fifo FROM q)
 ),
+-- include: dedup_claim
 -- the messages themselves: all of them on a standard queue, the claimed ones on FIFO
 -- (but for those sent with a live key: `keyed`, below)
 stored AS (
@@ -312,20 +325,11 @@ input AS (
     SELECT e.ord, e.m ->> 'i' AS id, e.m ->> 'w' AS window_key, e.m
     FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
 ),
--- each deduplication id taken unless a live (unexpired) holder exists; the rows
--- returned are the messages that are really enqueued, with their sequence numbers
-claimed AS (
-    INSERT INTO fifo_dedup AS f (queue_id, dedup_id, message_id, sequence_number, expires_at)
-    SELECT q.id, i.window_key, i.id, nextval('fifo_sequence_numbers'), t.now + $5::float8
-    FROM input i CROSS JOIN q CROSS JOIN t
-    ORDER BY i.ord
-    ON CONFLICT (queue_id, dedup_id) DO UPDATE
-        SET message_id = excluded.message_id,
-            sequence_number = excluded.sequence_number,
-            expires_at = excluded.expires_at
-        WHERE f.expires_at <= (SELECT now FROM t)
-    RETURNING f.message_id, f.sequence_number
+-- every message, with the key its deduplication window is kept under
+claimable AS (
+    SELECT i.ord, i.id, i.window_key, $5::float8 AS window_seconds FROM input i
 ),
+-- include: dedup_claim
 -- the claimed messages themselves
 stored AS (
     INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,

@@ -1,9 +1,9 @@
-"""The in-memory store's FIFO group index: each message group's messages in the order
+"""A ledger's FIFO group index: each message group's messages in the order
 they arrived in the queue, so a receive finds every group's deliverable run without
 walking the whole queue: O(groups + messages taken) instead of O(depth).
 
 The index is kept on arrival only (a send, a dead letter's or a moved message's arrival:
-`_Queue.add`). Whatever takes a message away (delete, discard, expiry, the sweep,
+`Queue.add`). Whatever takes a message away (delete, discard, expiry, the sweep,
 dead-lettering or a move elsewhere) leaves its entry behind: an entry is current while
 the queue's dict holds that very record, and a walk drops the stale entries it meets at
 a group's head and passes over those it meets further in. So a group's entries are its
@@ -15,10 +15,9 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from hopper.store.memory.store import _Message, _Queue
+from hopper.store.ledger.messages import Message
 
 # A group's lists are cut once the dropped entries leading them are this many and at
 # least half of them: dropping a head is O(1), amortised, and the memory comes back.
@@ -29,9 +28,21 @@ _COMPACT_AT = 64
 _Head = tuple[float, int, int, int, "Group"]
 
 
-def current(queue: _Queue, message: _Message, now: float) -> bool:
+class Holder(Protocol):
+    """What the index walks: a queue's messages by id, its retention rule and its index
+    (store/ledger/queues.py's Queue, which holds the index; so this module needs no
+    import of it)."""
+
+    messages: dict[str, Message]
+
+    def expired(self, message: Message, now: float) -> bool: ...
+
+    def index(self) -> dict[str | None, Group]: ...
+
+
+def current(queue: Holder, message: Message, now: float) -> bool:
     """Whether an entry's message is still in the queue. An expired one is not, and is
-    dropped from the queue here, as `_Queue.live` would drop it."""
+    dropped from the queue here, as `Queue.live` would drop it."""
     if queue.messages.get(message.stored.id) is not message:
         return False
     if queue.expired(message, now):
@@ -48,16 +59,16 @@ class Group:
     __slots__ = ("arrivals", "messages", "start")
 
     def __init__(self) -> None:
-        self.messages: list[_Message] = []
+        self.messages: list[Message] = []
         # Machine integers: 8 bytes an entry, where a list of ints holds 8 + 32.
         self.arrivals = array("q")
         self.start = 0
 
-    def append(self, message: _Message, arrival: int) -> None:
+    def append(self, message: Message, arrival: int) -> None:
         self.messages.append(message)
         self.arrivals.append(arrival)
 
-    def prune(self, queue: _Queue, now: float) -> bool:
+    def prune(self, queue: Holder, now: float) -> bool:
         """Drop the stale entries at the head; whether any entry is left. Messages of
         a group arrive in send order, so its expired messages are mostly at its head;
         one moved back in with an old send time is dropped where a walk meets it."""
@@ -72,7 +83,7 @@ class Group:
         self.start = start
         return start < len(messages)
 
-    def head(self, queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> int | None:
+    def head(self, queue: Holder, now: float, skip: frozenset[str] | set[str]) -> int | None:
         """Where the group's deliverable run starts, or None: the group's first message
         (those in `skip` count as gone) is in flight or delayed, or there is none. Called
         right after `prune`, so the entry at `start` is current: a receive looks at each
@@ -87,8 +98,8 @@ class Group:
         return None
 
     def run(
-        self, queue: _Queue, now: float, skip: frozenset[str] | set[str], start: int, end: int
-    ) -> Iterator[tuple[int, _Message]]:
+        self, queue: Holder, now: float, skip: frozenset[str] | set[str], start: int, end: int
+    ) -> Iterator[tuple[int, Message]]:
         """The run from `start` as (arrival, message), up to the first message in
         flight or delayed, among the entries before `end`. The bound keeps out what
         arrives while the caller takes the run (its own dead letters), as a snapshot
@@ -102,7 +113,7 @@ class Group:
             yield self.arrivals[index], message
 
 
-def _heads(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> list[_Head]:
+def _heads(queue: Holder, now: float, skip: frozenset[str] | set[str]) -> list[_Head]:
     """Every group's run head; groups left empty leave the index."""
     groups = queue.index()
     heads: list[_Head] = []
@@ -117,7 +128,7 @@ def _heads(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> list[_
     return heads
 
 
-def fifo_runs(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> Iterator[_Message]:
+def fifo_runs(queue: Holder, now: float, skip: frozenset[str] | set[str]) -> Iterator[Message]:
     """A FIFO queue's deliverable runs, in the order AWS serves them. A group's run is its
     messages in sequence order from its oldest one up to, not including, the first in
     flight or delayed; so a message whose lease ended is deliverable again even while a
@@ -137,7 +148,7 @@ def fifo_runs(queue: _Queue, now: float, skip: frozenset[str] | set[str]) -> Ite
             yield message
 
 
-def in_send_order(queue: _Queue, now: float) -> Iterator[_Message]:
+def in_send_order(queue: Holder, now: float) -> Iterator[Message]:
     """The messages of the deliverable runs (as `fifo_runs` gives them) in the queue's
     send order, lazily: each run is in send order already, so a merge keeps it."""
     runs = [
