@@ -27,7 +27,7 @@ def _ignore(key: QueueKey, count: int | None = None) -> None:
 
 
 async def _ledger_size(store: JetStreamQueueStore, key: QueueKey) -> int:
-    loaded = await store._p.steps.load(key)
+    loaded = await store._p.steps.load(key, take=False)
     assert loaded is not None
     return len(loaded.raw or b"")
 
@@ -62,8 +62,7 @@ async def _drain(
         seen += got
         receipts = [Receipt(d.message.id, d.token) for d in got]
         await store.delete(key, receipts, refuse_expired=False, now=clock.now())
-        if len(seen) % 1_000 < 10:
-            largest = max(largest, await _ledger_size(store, key))
+        largest = max(largest, await _ledger_size(store, key))
 
 
 @pytest.mark.slow
@@ -94,7 +93,8 @@ async def test_a_queue_deeper_than_the_old_limit_drains_whole_with_a_small_ledge
                     d.message.sequence_number for d in seen if d.message.group_id == f"g{group}"
                 ]
                 assert mine == sorted(mine)
-        assert largest < 16 * 1024, largest
+        # what is in flight and the next 200 read ahead, about 165 bytes each
+        assert largest < 64 * 1024, largest
         assert (await store.stats(key, now=clock.now())).visible == 0
     finally:
         await store.close()
