@@ -8,10 +8,12 @@ two concurrent sends of one id enqueue one message, and the window is decided by
 hopper's `now` (300 seconds from the first send, even after the message is deleted),
 which JetStream's own Nats-Msg-Id window (the server's clock, fixed per stream) is not.
 
-A send takes its ids (marked in progress), publishes, then records the sequences. A
-duplicate that finds an id in progress waits for its sequence; an id left in progress
-longer than CLAIM_SECONDS (its sender died between the two writes) is free again, so a
-client's retry of that send is enqueued rather than called a duplicate of nothing.
+A send takes its ids (each entry naming the send), publishes, then records where its
+messages went in one entry for the whole send (`<incarnation>.s.<send>`): ten ids cost
+eleven writes, not twenty. A duplicate that finds an id whose send has not recorded yet
+waits for it; an id left so longer than CLAIM_SECONDS (its sender died between the
+writes) is free again, so a client's retry of that send is enqueued rather than called
+a duplicate of nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -37,7 +40,8 @@ CLAIM_SECONDS = 5.0
 
 @dataclass
 class Taken:
-    """An id this send took: the entry's key and the revision to record the sequence at."""
+    """An id this send took: its entry's key and revision (to free it, should the send
+    fail before publishing)."""
 
     key: str
     revision: int
@@ -52,43 +56,47 @@ class Windows:
         return f"{incarnation}.{hashlib.sha256(window_key.encode()).hexdigest()[:40]}"
 
     async def take(
-        self, incarnation: str, window_key: str, message_id: str, now: float
+        self, incarnation: str, window_key: str, message_id: str, send: str, now: float
     ) -> Taken | SendResult:
-        """Take `window_key` for `message_id`, or the original's result (duplicate)."""
+        """Take `window_key` for `message_id` of the send named `send`, or the
+        original's result (duplicate)."""
         key = self._key(incarnation, window_key)
+        claim = orjson.dumps({"at": now, "id": message_id, "send": send})
         # Most ids are new: try to create the entry before reading it.
         with contextlib.suppress(edge.Conflict):
-            return Taken(key, await edge.put(self._kv, key, self._claim(now, message_id), 0))
+            return Taken(key, await edge.put(self._kv, key, claim, 0))
         waited_since = time.monotonic()
         for _ in range(MAX_ROUNDS * 8):
             raw, revision = await edge.get(self._kv, key)
             held = None if raw is None else orjson.loads(raw)
             if held is not None and now - held["at"] < limits.DEDUPLICATION_WINDOW_SECONDS:
-                if held["seq"] is not None:
-                    return SendResult(held["id"], sequence_number=held["seq"], duplicate=True)
+                seq = await self._sequence(incarnation, held)
+                if seq is not None:
+                    return SendResult(held["id"], sequence_number=seq, duplicate=True)
                 if time.monotonic() - waited_since < CLAIM_SECONDS:
                     await asyncio.sleep(0.005)  # its sender is publishing: its sequence comes
                     continue
             try:
-                return Taken(
-                    key, await edge.put(self._kv, key, self._claim(now, message_id), revision)
-                )
+                return Taken(key, await edge.put(self._kv, key, claim, revision))
             except edge.Conflict:
                 continue
         raise StoreUnavailable("JetStream: too much contention on a deduplication id")
 
-    @staticmethod
-    def _claim(now: float, message_id: str) -> bytes:
-        return orjson.dumps({"at": now, "id": message_id, "seq": None})
+    async def _sequence(self, incarnation: str, held: dict[str, Any]) -> int | None:
+        """The sequence number of the message holding an id, once its send recorded it."""
+        raw, _ = await edge.get(self._kv, f"{incarnation}.s.{held['send']}")
+        found = None if raw is None else orjson.loads(raw).get(held["id"])
+        return None if found is None else int(found)
 
-    async def record(self, taken: Taken, message_id: str, seq: int, now: float) -> None:
-        """The taken id's message is in the backlog at `seq`. Not waited for: its
-        message is committed already, and were this write lost (a connection lost in
-        between; or a conflict, the claim taken over as abandoned after CLAIM_SECONDS)
-        a duplicate would wait CLAIM_SECONDS and then be enqueued, at-least-once."""
-        value = orjson.dumps({"at": now, "id": message_id, "seq": seq})
+    async def record(self, incarnation: str, send: str, sequences: dict[str, int]) -> None:
+        """Where the messages of the send named `send` are (message id -> sequence
+        number): one entry for the whole send, which its ids' entries name. Not waited
+        for: the messages are committed already, and were this write lost (the
+        connection lost in between) a duplicate would wait CLAIM_SECONDS and then be
+        enqueued, at-least-once."""
+        key = f"{incarnation}.s.{send}"
         with contextlib.suppress(StoreUnavailable):
-            await edge.put_unacknowledged(self._kv, taken.key, value, taken.revision)
+            await edge.put_unacknowledged(self._kv, key, orjson.dumps(sequences), 0)
 
     async def release(self, taken: Sequence[Taken]) -> None:
         """Free ids whose send failed before publishing (best effort)."""

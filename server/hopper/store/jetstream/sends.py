@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import uuid
 from collections.abc import Sequence
 
 from hopper.core.model import NewMessage, QueueRecord, SendResult, StoredMessage
@@ -59,8 +60,9 @@ async def send_fifo(
     for index, message in enumerate(messages):
         if message.window_key is not None:
             first.setdefault(message.window_key, index)
+    send = uuid.uuid4().hex
     takes = await asyncio.gather(
-        *(windows.take(incarnation, k, messages[i].id, at) for k, i in first.items())
+        *(windows.take(incarnation, k, messages[i].id, send, at) for k, i in first.items())
     )
     results: list[SendResult | None] = [None] * len(messages)
     taken: list[tuple[int, Taken]] = []
@@ -81,9 +83,9 @@ async def send_fifo(
         raise
     for index, seq in zip(fresh, seqs, strict=True):
         results[index] = SendResult(messages[index].id, sequence_number=seq)
-    await asyncio.gather(
-        *(windows.record(one, messages[i].id, seqs[fresh.index(i)], at) for i, one in taken)
-    )
+    if taken:
+        where = dict(zip(fresh, seqs, strict=True))
+        await windows.record(incarnation, send, {messages[i].id: where[i] for i, _ in taken})
     return [
         result
         if result is not None
