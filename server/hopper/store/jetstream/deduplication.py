@@ -56,15 +56,26 @@ class Windows:
         return f"{incarnation}.{hashlib.sha256(window_key.encode()).hexdigest()[:40]}"
 
     async def take(
-        self, incarnation: str, window_key: str, message_id: str, send: str, now: float
+        self, incarnation: str, ids: Sequence[tuple[str, str]], send: str, now: float
+    ) -> list[Taken | SendResult]:
+        """Take each (window key, message id) for the send named `send`: Taken, or the
+        original's result (a duplicate). Most ids are new: all are created at once
+        first, and only those that exist are read."""
+        keys = [self._key(incarnation, window_key) for window_key, _ in ids]
+        claims = [orjson.dumps({"at": now, "id": mid, "send": send}) for _, mid in ids]
+        created = await edge.create_many(self._kv, list(zip(keys, claims, strict=True)))
+        outcomes: list[Taken | SendResult] = []
+        for key, claim, revision in zip(keys, claims, created, strict=True):
+            if revision is not None:
+                outcomes.append(Taken(key, revision))
+            else:
+                outcomes.append(await self._take_held(incarnation, key, claim, now))
+        return outcomes
+
+    async def _take_held(
+        self, incarnation: str, key: str, claim: bytes, now: float
     ) -> Taken | SendResult:
-        """Take `window_key` for `message_id` of the send named `send`, or the
-        original's result (duplicate)."""
-        key = self._key(incarnation, window_key)
-        claim = orjson.dumps({"at": now, "id": message_id, "send": send})
-        # Most ids are new: try to create the entry before reading it.
-        with contextlib.suppress(edge.Conflict):
-            return Taken(key, await edge.put(self._kv, key, claim, 0))
+        """Take an id whose entry exists: a duplicate while its window lasts."""
         waited_since = time.monotonic()
         for _ in range(MAX_ROUNDS * 8):
             raw, revision = await edge.get(self._kv, key)

@@ -3,6 +3,7 @@ one place nats-py's exceptions become hopper's `StoreUnavailable`."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -14,6 +15,7 @@ import nats.errors
 import nats.js.errors
 import orjson
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -221,6 +223,56 @@ async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dic
     with translated():
         ack = await bucket.js.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
     return int(ack.seq)
+
+
+async def create_many(bucket: Bucket, entries: Sequence[tuple[str, bytes]]) -> list[int | None]:
+    """Create each (key, value) where the key has no value, all at once: the revision of
+    each created, None where the key has one (a lost compare-and-set). One subscription
+    gathers every answer, rather than a request (a future, a timer, a task) each."""
+    if len(entries) < 2:  # a subscription of its own costs more than one request
+        return [await _create_one(bucket, key, value) for key, value in entries]
+    nc = bucket.js._nc
+    inbox = nc.new_inbox()
+    answers: dict[int, bytes] = {}
+    complete: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def answered(msg: Msg) -> None:
+        answers[int(msg.subject.rsplit(".", 1)[1])] = msg.data
+        if len(answers) == len(entries) and not complete.done():
+            complete.set_result(None)
+
+    with translated():
+        sub = await nc.subscribe(f"{inbox}.*", cb=answered)
+        try:
+            for index, (key, value) in enumerate(entries):
+                fits(bucket.js, value)
+                await nc.publish(
+                    f"$KV.{bucket.name}.{key}",
+                    value,
+                    reply=f"{inbox}.{index}",
+                    headers={"Nats-Expected-Last-Subject-Sequence": "0"},
+                )
+            await asyncio.wait_for(complete, REQUEST_TIMEOUT_SECONDS)
+        finally:
+            await sub.unsubscribe()
+    return [_created(answers[index]) for index in range(len(entries))]
+
+
+async def _create_one(bucket: Bucket, key: str, value: bytes) -> int | None:
+    try:
+        return await put(bucket, key, value, 0)
+    except Conflict:
+        return None
+
+
+def _created(data: bytes) -> int | None:
+    answer = orjson.loads(data)
+    error = answer.get("error")
+    if error is None:
+        return int(answer["seq"])
+    if error.get("err_code") in (10071, 10164):  # wrong last sequence: the key has a value
+        return None
+    raise StoreUnavailable(f"JetStream: {error.get('description', error)}")
 
 
 async def put_unacknowledged(bucket: Bucket, key: str, value: bytes, last: int) -> None:

@@ -6,7 +6,6 @@ go through a step."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import uuid
 from collections.abc import Sequence
@@ -61,8 +60,8 @@ async def send_fifo(
         if message.window_key is not None:
             first.setdefault(message.window_key, index)
     send = uuid.uuid4().hex
-    takes = await asyncio.gather(
-        *(windows.take(incarnation, k, messages[i].id, send, at) for k, i in first.items())
+    takes = await windows.take(
+        incarnation, [(k, messages[i].id) for k, i in first.items()], send, at
     )
     results: list[SendResult | None] = [None] * len(messages)
     taken: list[tuple[int, Taken]] = []
