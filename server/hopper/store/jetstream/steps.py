@@ -1,5 +1,5 @@
-"""The step: read the ledgers an operation touches, apply the memory store's rules
-(`store/memory/store.py`, on the ledger model of `store/ledger/`) to them, and write back
+"""The step: read the ledgers an operation touches, apply the ledger's rules
+(`store/ledger/rules.py`, on the ledger model of `store/ledger/`) to them, and write back
 what changed with compare-and-set on the revisions read. A lost race is retried from a
 fresh read, so each decision is atomic across processes."""
 
@@ -23,7 +23,7 @@ from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
 from hopper.store.ledger import NO_ATTRIBUTES, Message, Queue, fifo_runs
-from hopper.store.memory import MemoryQueueStore
+from hopper.store.ledger.rules import LedgerStore
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -99,7 +99,7 @@ def _ready(queue: Queue, now: float, wanted: int) -> int:
 class _Entry:
     """One step waiting for its group's commit."""
 
-    op: Callable[[MemoryQueueStore], Awaitable[Any]]
+    op: Callable[[LedgerStore], Awaitable[Any]]
     now: float
     others: Callable[[Loaded], Iterable[QueueKey]]
     new_bodies: dict[str, int]
@@ -170,7 +170,7 @@ class Steps:
     async def run(
         self,
         key: QueueKey,
-        op: Callable[[MemoryQueueStore], Awaitable[T]],
+        op: Callable[[LedgerStore], Awaitable[T]],
         *,
         now: float,
         others: Callable[[Loaded], Iterable[QueueKey]] = lambda _: (),
@@ -321,8 +321,8 @@ class Steps:
         ledger.cursor = found.last
         return found.waiting
 
-    def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:
-        model = MemoryQueueStore(self._clock, tokens=PendingTokens())
+    def _model(self, loaded: Mapping[QueueKey, Loaded]) -> LedgerStore:
+        model = LedgerStore(self._clock, tokens=PendingTokens())
         for key, one in loaded.items():
             model.hold(key, one.ledger.queue)
         return model

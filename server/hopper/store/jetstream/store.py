@@ -36,8 +36,8 @@ from hopper.store.jetstream.deduplication import Windows
 from hopper.store.jetstream.records import Records
 from hopper.store.jetstream.steps import WINDOW, Done, Loaded, Steps
 from hopper.store.jetstream.tasks import MoveTasks
+from hopper.store.ledger.rules import LedgerStore
 from hopper.store.ledger.slots import DispatchSlots
-from hopper.store.memory import MemoryQueueStore
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -313,7 +313,7 @@ class JetStreamQueueStore(DispatchSlots):
         ]
         published = await self._p.bodies.publish(stored)
 
-        async def op(model: MemoryQueueStore) -> list[SendResult]:
+        async def op(model: LedgerStore) -> list[SendResult]:
             return await model.send(key, messages, now=at, max_depth=max_depth)
 
         try:
@@ -420,7 +420,7 @@ class JetStreamQueueStore(DispatchSlots):
         def skip(one: Loaded) -> None:
             one.ledger.cursor = max(one.ledger.cursor, last)
 
-        async def op(model: MemoryQueueStore) -> int:
+        async def op(model: LedgerStore) -> int:
             return await model.purge(key, now=at)
 
         done = await self._p.steps.run(key, op, now=at, after=skip)
@@ -517,7 +517,7 @@ class JetStreamQueueStore(DispatchSlots):
                 break
             left = limit - swept
 
-            async def sweep(model: MemoryQueueStore, left: int = left) -> int:
+            async def sweep(model: LedgerStore, left: int = left) -> int:
                 return await model.sweep_expired(limit=left, now=at)
 
             try:
