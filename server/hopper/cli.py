@@ -125,7 +125,8 @@ _SERVE_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--console-sessions-since", "void every console session issued before this time"
      " (epoch seconds: $(date +%%s) revokes them all)", {"type": int, "metavar": "EPOCH",
                                                         "none": "none"}),
-    ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]",
+    ("--nats-url", "the JetStream store: nats://host:4222[,nats://host2:4222,...]; needs"
+     " nats-server 2.11+ with JetStream and max_payload: 8MB (refused at start-up otherwise)",
      {"metavar": "URLS"}),
     ("--nats-replicas", "replicas of every JetStream stream and bucket hopper creates",
      {"type": int, "metavar": "N"}),

@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -29,6 +30,7 @@ from hopper.core.errors import QueueError, StoreUnavailable
 from hopper.core.ids import new_id
 from hopper.core.model import QueueKey
 from hopper.core.service import QueueService
+from hopper.core.store import ServingState
 from hopper.observability import dashboard, requests
 from hopper.observability.metrics import CONTENT_TYPE, scrape
 from hopper.observability.overview import Counts
@@ -180,7 +182,7 @@ def routes(service: QueueService, counts: Counts, console: Sequence[BaseRoute]) 
             return PlainTextResponse(f"the store is unavailable: {error.reason}", 503)
 
     return [
-        Route("/health", _health, methods=["GET"]),
+        Route("/health", partial(_health, service), methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         *dashboard.routes(),
         *console,
@@ -272,7 +274,13 @@ async def _send(send: Send, rendered: Rendered) -> None:
     await send({"type": "http.response.body", "body": rendered.body})
 
 
-async def _health(request: Request) -> Response:
+async def _health(service: QueueService, request: Request) -> Response:
+    """200 while the store serves; 503 with the reason while it cannot (a load balancer
+    then sends clients elsewhere, and an operator sees why)."""
+    store = service.store
+    reason = store.unavailable() if isinstance(store, ServingState) else None
+    if reason is not None:
+        return JSONResponse({"status": "unavailable", "reason": reason}, 503)
     return JSONResponse({"status": "ok"})
 
 

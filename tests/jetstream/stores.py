@@ -30,7 +30,12 @@ async def drop_prefix(url: str, prefix: str) -> None:
     nc = await nats.connect(url)
     try:
         js = nc.jetstream()
-        for stream in (f"{prefix.upper()}_BODIES", f"KV_{prefix}_queues", f"KV_{prefix}_ledgers"):
+        for stream in (
+            f"{prefix.upper()}_BODIES",
+            f"KV_{prefix}_queues",
+            f"KV_{prefix}_ledgers",
+            f"KV_{prefix}_dedup",
+        ):
             with suppress(nats.js.errors.NotFoundError):
                 await js.delete_stream(stream)
     finally:

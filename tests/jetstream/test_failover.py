@@ -36,6 +36,9 @@ from tests.server.processes import HopperProcess, start_hopper
 
 from .servers import Cluster
 
+# Three-node clusters and SIGKILL: the slow lane.
+pytestmark = pytest.mark.slow
+
 T = TypeVar("T")
 
 SENDERS = 4
@@ -63,11 +66,12 @@ async def ready(cluster: Cluster) -> None:
     raise AssertionError("the JetStream cluster never became ready")
 
 
-async def ledger_leader(cluster: Cluster) -> str:
-    """The node that leads the ledger bucket's stream (the one worth killing)."""
+async def ledger_leader(cluster: Cluster, stream: str = "KV_hopper_ledgers") -> str:
+    """The node that leads the ledger bucket's stream (the one worth killing), or
+    another stream's."""
     nc = await nats.connect(cluster.urls)
     try:
-        info = await nc.jetstream().stream_info("KV_hopper_ledgers")
+        info = await nc.jetstream().stream_info(stream)
         assert info.cluster is not None and info.cluster.leader is not None
         assert len(info.cluster.replicas or []) == 2, "the bucket is not replicated thrice"
         return info.cluster.leader
@@ -234,6 +238,93 @@ async def test_one_of_three_nodes_killed_under_load_loses_nothing_and_recovers(
     assert not lost, f"{len(lost)} of {len(load.acknowledged)} acknowledged messages lost"
     # Held but never seen: leased to a receive whose answer its client never had.
     assert not missing or load.unanswered, f"{len(missing)} messages leased to no receive"
+    assert outage < RECOVERY_BOUND
+
+
+def fill(server: HopperProcess, url: str, count: int) -> list[str]:
+    """`count` messages sent in batches of ten by eight clients; their ids."""
+    sent: list[str] = []
+    lock = threading.Lock()
+
+    def sender(n: int) -> None:
+        sqs = client(server)
+        for start in range(n * 10, count, 80):
+            entries = [{"Id": str(k), "MessageBody": f"deep-{start + k}"} for k in range(10)]
+            answer = sqs.send_message_batch(QueueUrl=url, Entries=entries)
+            assert not answer.get("Failed"), answer
+            with lock:
+                sent.extend(m["MessageId"] for m in answer["Successful"])
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sent
+
+
+def drain_all(server: HopperProcess, url: str, most: int) -> list[str]:
+    """receive_everything by eight clients at once; every id received, repeats included."""
+    received: list[list[str]] = [[] for _ in range(8)]
+
+    def drainer(n: int) -> None:
+        received[n] = receive_everything(client(server), url, most)
+
+    threads = [threading.Thread(target=drainer, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [mid for ids in received for mid in ids]
+
+
+DEEP = 100_000
+
+
+async def test_the_bodies_leader_killed_under_load_on_a_deep_queue_loses_nothing(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The same at scale (issue 26): a queue holding 100,000 messages, and the node
+    leading the stream that holds every queue's backlog killed under the load."""
+    await ready(cluster)
+    urls = ",".join(node.url for node in cluster.nodes)
+    server = await in_thread(
+        lambda: start_hopper("--nats-url", urls, "--nats-replicas", "3", log=tmp_path / "h.log")
+    )
+    try:
+        sqs = client(server)
+        url = sqs.create_queue(QueueName="deep-failover")["QueueUrl"]
+        prefilled = await in_thread(fill, server, url, DEEP)
+        leader = await ledger_leader(cluster, "HOPPER_BODIES")
+        load = Load(server, url)
+        load.start()
+        try:
+            await asyncio.sleep(KILL_AT)  # the load's own pace: a time into it, not an event
+            killed_at = time.monotonic()
+            next(node for node in cluster.nodes if node.name == leader).kill()
+            await asyncio.sleep(LOAD_SECONDS - KILL_AT)
+        finally:
+            load.stop.set()
+            await in_thread(load.join)
+        after = [t for t in load.successes if t >= killed_at]
+        assert after, f"nothing succeeded after the kill:\n{server.output()}"
+        outage = max(b - a for a, b in itertools.pairwise([killed_at, *sorted(after)]))
+        drained = await in_thread(drain_all, server, url, DEEP + len(load.acknowledged) + 80)
+        held = await in_thread(leased, server, url)
+    finally:
+        code = server.stop()
+    print(
+        f"\nkilled {leader} (the bodies' leader) with {DEEP:,} queued: longest silence"
+        f" {outage * 1000:.0f} ms; {len(load.acknowledged)} acknowledged under load,"
+        f" {len(load.received)} received under load, {len(drained)} drained after,"
+        f" {len(held)} still leased; {load.unanswered} receives unanswered"
+    )
+    assert code == 0, server.output()
+    received = load.received + drained
+    assert len(received) == len(set(received)), "a message was held by two receivers"
+    lost = set(prefilled) | set(load.acknowledged)
+    lost -= set(received) | held
+    assert not lost, f"{len(lost)} acknowledged messages lost"
     assert outage < RECOVERY_BOUND
 
 

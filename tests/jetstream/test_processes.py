@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from botocore.exceptions import ClientError
 
@@ -75,6 +76,27 @@ def test_serve_with_jetstream_unreachable_says_so_in_one_line_and_exits_nonzero(
     assert lines[0].startswith(f"hopper: cannot use JetStream at nats://127.0.0.1:{port}: ")
 
 
+@pytest.mark.slow
+def test_serve_on_a_server_with_the_default_max_payload_refuses_in_one_line(
+    tmp_path: Path,
+) -> None:
+    node = new_node("small", tmp_path / "nats")
+    node.max_payload = 1024 * 1024  # nats-server's default: a 1 MiB message does not fit
+    node.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "hopper", "serve", "--nats-url", node.url],
+            env=server_environment(), capture_output=True, text=True, timeout=60,
+        )
+    finally:
+        node.stop()
+    assert done.returncode == 2
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "max_payload is 1048576 bytes" in lines[0], lines[0]
+
+
+@pytest.mark.slow
 async def test_a_server_killed_during_a_send_load_loses_no_acknowledged_message(
     tmp_path: Path,
 ) -> None:
@@ -168,6 +190,7 @@ def error_code(call: Any) -> str | None:
     return None
 
 
+@pytest.mark.slow
 async def test_jetstream_lost_while_running_answers_service_unavailable_then_recovers(
     own_node: Node, tmp_path: Path
 ) -> None:
@@ -179,6 +202,10 @@ async def test_jetstream_lost_while_running_answers_service_unavailable_then_rec
         own_node.kill()
         code = await in_thread(error_code, lambda: sqs.send_message(QueueUrl=url, MessageBody="x"))
         assert code == "ServiceUnavailable", code
+        # /health says so, for a load balancer to send clients elsewhere
+        health = await in_thread(httpx.get, f"{server.url}/health")
+        assert health.status_code == 503, health.text
+        assert "JetStream" in health.json()["reason"]
         own_node.start()  # same port, same store directory
 
         started = time.monotonic()
@@ -190,3 +217,4 @@ async def test_jetstream_lost_while_running_answers_service_unavailable_then_rec
         print(f"\nserving again {back * 1000:.0f} ms after JetStream restarted")
         messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
         assert [m["Body"] for m in messages] == ["before"]
+        assert (await in_thread(httpx.get, f"{server.url}/health")).status_code == 200

@@ -25,8 +25,8 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.store.ledger import Message, Queue
-from hopper.store.memory import store as memory
-from hopper.store.memory.store import MemoryQueueStore
+from hopper.store.ledger import rules as memory
+from hopper.store.memory import MemoryQueueStore
 
 ACCOUNT = "000000000000"
 OTHER = QueueKey(ACCOUNT, "a.fifo")  # dead-letters into DEAD

@@ -18,7 +18,7 @@ method's docstring); foreign exceptions never escape a store.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from hopper.core.model import (
     Delivery,
@@ -52,6 +52,7 @@ __all__ = [
     "ReceiptOutcome",
     "ReceiptResult",
     "SendResult",
+    "ServingState",
     "VisibilityChange",
     "WakeUp",
 ]
@@ -380,4 +381,16 @@ class QueueStore(Protocol):
         """Active tasks whose lease has run out (lease_until <= now): each gets the new
         lease and is returned, for the caller to run. Two concurrent callers never
         claim the same task."""
+        ...
+
+
+@runtime_checkable
+class ServingState(Protocol):
+    """What a store that can lose its backend while running (a connection to another
+    server) tells `/health`. Stores whose every call reaches the backend afresh need not
+    implement it."""
+
+    def unavailable(self) -> str | None:
+        """Why the store cannot serve right now (e.g. its connection was lost and is
+        being reopened), or None while it serves."""
         ...

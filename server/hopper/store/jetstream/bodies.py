@@ -27,7 +27,7 @@ class Bodies:
         self._cache: OrderedDict[int, Body] = OrderedDict()
 
     async def publish(self, stored: Sequence[StoredMessage]) -> dict[str, int]:
-        """Publish each message's body; message id -> stream sequence."""
+        """Publish each message's body; message id -> body key (codec.body_key)."""
         res = self._res
 
         async def one(message: StoredMessage) -> tuple[str, int]:
@@ -40,43 +40,63 @@ class Bodies:
                     # stores one body.
                     headers={"Nats-Msg-Id": message.id},
                 )
-            self._keep(ack.seq, (message.body, message.attributes, message.trace_header))
-            return message.id, ack.seq
+            key = codec.body_key(ack.seq)
+            self.keep(key, (message.body, message.attributes, message.trace_header))
+            return message.id, key
 
         return dict(await asyncio.gather(*(one(m) for m in stored)))
 
-    def _keep(self, seq: int, body: Body) -> None:
-        self._cache[seq] = body
+    def keep(self, key: int, body: Body) -> None:
+        self._cache[key] = body
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
 
-    async def get(self, seq: int) -> Body:
-        cached = self._cache.get(seq)
+    async def get(self, key: int) -> Body:
+        cached = self._cache.get(key)
         if cached is not None:
             return cached
         res = self._res
         with edge.translated():
-            raw = await res.js.get_msg(res.body_stream, seq)
-        body = codec.decode_body(raw.data or b"{}")
-        self._keep(seq, body)
+            raw = await res.js.get_msg(res.body_stream, codec.key_seq(key))
+        body = codec.decode_body_at(raw.data or b"{}", key % codec.SLOTS)
+        self.keep(key, body)
         return body
 
-    async def drop(self, seqs: Iterable[int]) -> None:
-        """Delete bodies no message names any more (best effort)."""
+    async def republish(self, key: int) -> int:
+        """The body of `key` published again, alone, on the bodies subject; its new key."""
+        body, attributes, trace = await self.get(key)
+        stored = StoredMessage("", body, attributes, trace, sent_at=0.0)
         res = self._res
-        for seq in seqs:
-            self._cache.pop(seq, None)
+        with edge.translated():
+            ack = await res.js.publish(
+                res.body_subject, codec.encode_body(stored), stream=res.body_stream
+            )
+        new = codec.body_key(ack.seq)
+        self.keep(new, (body, attributes, trace))
+        return new
+
+    async def drop(self, keys: Iterable[int]) -> None:
+        """Delete the stream messages holding these bodies (best effort): the caller
+        knows that no message names any other body of theirs."""
+        res = self._res
+        keys = list(keys)
+        for key in keys:
+            self._cache.pop(key, None)
+
+        async def one(seq: int) -> None:
             try:
-                with edge.translated():
-                    await res.js.delete_msg(res.body_stream, seq)
+                await edge.delete_message(res, seq)
             except StoreUnavailable as error:
                 # An orphaned body costs space until the stream's max age, never a message.
                 log.debug("hopper: body %s not deleted: %s", seq, error)
 
+        # Together: a batch's deletes cost one round trip, not one each.
+        await asyncio.gather(*(one(seq) for seq in {codec.key_seq(k) for k in keys}))
+
     async def filled(self, stored: StoredMessage, bodies: Mapping[str, int]) -> StoredMessage:
         """`stored` with its body, attributes and trace header (a ledger holds none)."""
-        seq = bodies.get(stored.id)
-        if seq is None:
+        key = bodies.get(stored.id)
+        if key is None:
             return stored
-        body, attributes, trace = await self.get(seq)
+        body, attributes, trace = await self.get(key)
         return dataclasses.replace(stored, body=body, attributes=attributes, trace_header=trace)

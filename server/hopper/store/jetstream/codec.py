@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -34,7 +34,7 @@ from hopper.core.retries import RetryPolicy
 from hopper.store.ledger import NO_ATTRIBUTES, Attempt, Message, Queue
 
 # A write claims at most this many deliveries (a receive takes 10 at most).
-TOKENS_PER_WRITE = 64
+TOKENS_PER_WRITE = 1024
 
 
 @dataclasses.dataclass
@@ -44,6 +44,11 @@ class Ledger:
 
     queue: Queue
     bodies: dict[str, int]
+    # The last sequence of the queue's backlog taken into the ledger: what lies beyond
+    # it on the backlog subject waits, visible, never received (see `backlog.py`).
+    cursor: int = 0
+    # The messages whose body lies on the queue's backlog subject (absorbed from it).
+    absorbed: set[str] = dataclasses.field(default_factory=set)
 
 
 def token(pending: int, revision: int) -> int:
@@ -126,6 +131,8 @@ def encode_ledger(ledger: Ledger, *, window: float, now: float) -> bytes:
             "last_sequence": queue.last_sequence,
             "last_purged_at": queue.last_purged_at,
             "attempts": attempts,
+            "cursor": ledger.cursor,
+            "absorbed": sorted(ledger.absorbed),
         }
     )
 
@@ -162,7 +169,7 @@ def decode_ledger(data: bytes | None, record: QueueRecord, revision: int) -> Led
         a: Attempt(made_at, [tuple(entry) for entry in entries])
         for a, (made_at, entries) in raw["attempts"].items()
     }
-    ledger = Ledger(queue, bodies)
+    ledger = Ledger(queue, bodies, raw.get("cursor", 0), set(raw.get("absorbed", ())))
     resolve(ledger, revision)
     return ledger
 
@@ -240,7 +247,7 @@ def _decode_message(entry: list[Any]) -> tuple[Message, int]:
 # --- bodies ---------------------------------------------------------------------------
 
 
-def encode_body(stored: StoredMessage) -> bytes:
+def _body_fields(stored: StoredMessage) -> dict[str, Any]:
     attributes = {
         name: [
             a.data_type,
@@ -249,13 +256,79 @@ def encode_body(stored: StoredMessage) -> bytes:
         ]
         for name, a in stored.attributes.items()
     }
+    return {"body": stored.body, "attributes": attributes, "trace": stored.trace_header}
+
+
+def encode_body(stored: StoredMessage) -> bytes:
+    return orjson.dumps(_body_fields(stored))
+
+
+# A body is named by a key: its stream sequence times SLOTS plus its place in that
+# stream message (a backlog entry holds a whole send's messages; any other holds one).
+SLOTS = 16
+
+
+def body_key(seq: int, index: int = 0) -> int:
+    return seq * SLOTS + index
+
+
+def key_seq(key: int) -> int:
+    """The stream sequence holding the body of `key`."""
+    return key // SLOTS
+
+
+def encode_entry(messages: Sequence[tuple[StoredMessage, float]]) -> bytes:
+    """A backlog entry: the messages of one send, each with what the ledger would hold
+    of a message never received (its id, send time, group, deduplication id and when
+    it becomes visible)."""
     return orjson.dumps(
-        {"body": stored.body, "attributes": attributes, "trace": stored.trace_header}
+        {
+            "messages": [
+                {
+                    "id": stored.id,
+                    "sent_at": stored.sent_at,
+                    "visible_at": visible_at,
+                    "group": stored.group_id,
+                    "dedup": stored.deduplication_id,
+                    **_body_fields(stored),
+                }
+                for stored, visible_at in messages
+            ]
+        }
     )
 
 
-def decode_body(data: bytes) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
+def decode_entry(data: bytes) -> list[tuple[StoredMessage, float]]:
+    """A backlog entry's messages (with their bodies) and their visibility times."""
+    found = []
+    for raw in orjson.loads(data)["messages"]:
+        body, attributes, trace = _body_from(raw)
+        stored = StoredMessage(
+            id=raw["id"],
+            body=body,
+            attributes=attributes,
+            trace_header=trace,
+            sent_at=raw["sent_at"],
+            group_id=raw["group"],
+            deduplication_id=raw["dedup"],
+        )
+        found.append((stored, raw["visible_at"]))
+    return found
+
+
+def decode_body_at(
+    data: bytes, index: int
+) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
+    """The body at `index` of a stream message: a backlog entry's, or a lone body."""
     raw = orjson.loads(data)
+    return _body_from(raw["messages"][index] if "messages" in raw else raw)
+
+
+def decode_body(data: bytes) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
+    return _body_from(orjson.loads(data))
+
+
+def _body_from(raw: dict[str, Any]) -> tuple[str, Mapping[str, MessageAttribute], str | None]:
     attributes = {
         name: MessageAttribute(
             data_type, text, None if binary is None else base64.b64decode(binary)

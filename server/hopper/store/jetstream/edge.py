@@ -3,16 +3,19 @@ one place nats-py's exceptions become hopper's `StoreUnavailable`."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import nats
 import nats.errors
 import nats.js.errors
+import orjson
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -25,6 +28,7 @@ from nats.js.api import (
 from nats.js.kv import KeyValue
 
 from hopper.core.errors import StoreUnavailable
+from hopper.store.jetstream import fitness
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -32,6 +36,9 @@ log = logging.getLogger("hopper.jetstream")
 # only bounds bodies orphaned by a process that died between publishing and committing.
 BODY_MAX_AGE_SECONDS = 15 * 24 * 3600.0
 
+
+# How long the server keeps a FIFO deduplication id (its window is 300 s).
+DEDUP_KEEP_SECONDS = 900.0
 
 # How long one JetStream request may take: a request to a node that just died waits this
 # long before its step answers ServiceUnavailable (and an SDK retries).
@@ -65,14 +72,30 @@ class Resources:
     js: JetStreamContext
     queues: Bucket  # queue records, deletion times, move tasks
     ledgers: Bucket  # one ledger per queue incarnation
+    dedup: Bucket  # FIFO deduplication ids, one entry each (deduplication.py)
     body_stream: str
     body_subject: str
     log: ConnectionLog
 
+    def backlog_subject(self, incarnation: str) -> str:
+        """Where a queue's plain sends wait to be absorbed (see `backlog.py`)."""
+        return f"{self.body_subject}.{incarnation}"
 
-async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resources:
+    def wake_subject(self, incarnation: str) -> str:
+        return f"{self.body_subject[: -len('.bodies')]}.wake.{incarnation}"
+
+
+async def connect(
+    urls: Sequence[str],
+    *,
+    replicas: int,
+    prefix: str,
+    closed: Callable[[], Awaitable[None]] | None = None,
+) -> Resources:
     """Connect and create (or find) the stream and buckets. Raises StoreUnavailable when
-    JetStream cannot be reached or refuses."""
+    JetStream cannot be reached, refuses, or cannot carry what SQS allows (fitness.py).
+    `closed` is called when the connection closes for good (nats-py gives up on a
+    connection the server closed with an error, e.g. a payload over its limit)."""
     logged = ConnectionLog()
     try:
         nc = await nats.connect(
@@ -84,9 +107,14 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
             # Failures at start-up are the one line the caller writes; later ones are logged.
             error_cb=logged.error,
             disconnected_cb=logged.disconnected,
+            closed_cb=closed,
         )
     except (TimeoutError, nats.errors.Error, OSError) as error:
         raise StoreUnavailable(f"unreachable ({type(error).__name__}: {error})") from error
+    problem = fitness.unfit(nc._server_info)
+    if problem is not None:
+        await nc.close()
+        raise StoreUnavailable(problem)
     # Once running, never give up: requests answer ServiceUnavailable until it is back.
     nc.options["max_reconnect_attempts"] = -1
     logged.started = True
@@ -97,24 +125,36 @@ async def connect(urls: Sequence[str], *, replicas: int, prefix: str) -> Resourc
         await js.add_stream(
             StreamConfig(
                 name=body_stream,
-                subjects=[body_subject],
+                # The bodies a ledger names, and one backlog subject per queue.
+                subjects=[body_subject, f"{body_subject}.*"],
                 storage=StorageType.FILE,
                 num_replicas=replicas,
                 max_age=BODY_MAX_AGE_SECONDS,
+                # Batched direct gets read a backlog's head in one request.
+                allow_direct=True,
             )
         )
         queues = await _bucket(js, f"{prefix}_queues", replicas)
         ledgers = await _bucket(js, f"{prefix}_ledgers", replicas)
-    return Resources(nc, js, queues, ledgers, body_stream, body_subject, logged)
+        # An id's window is 300 s of hopper's clock; the server drops entries well after.
+        dedup = await _bucket(js, f"{prefix}_dedup", replicas, ttl=DEDUP_KEEP_SECONDS)
+    return Resources(nc, js, queues, ledgers, dedup, body_stream, body_subject, logged)
 
 
-async def _bucket(js: JetStreamContext, name: str, replicas: int) -> Bucket:
+async def _bucket(
+    js: JetStreamContext, name: str, replicas: int, ttl: float | None = None
+) -> Bucket:
     # history=1: a value's revision is all compare-and-set needs. No direct gets: a
     # follower may answer those from behind, and a decision that writes nothing (a
     # receipt found gone, an empty receive) must not rest on an old ledger.
     kv = await js.create_key_value(
         KeyValueConfig(
-            bucket=name, history=1, replicas=replicas, storage=StorageType.FILE, direct=False
+            bucket=name,
+            history=1,
+            replicas=replicas,
+            storage=StorageType.FILE,
+            direct=False,
+            ttl=ttl,
         )
     )
     return Bucket(kv, js, name)
@@ -175,21 +215,106 @@ async def remove(bucket: Bucket, key: str, last: int) -> None:
 
 
 async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dict[str, str]) -> int:
-    """Compare-and-set by hand rather than `KeyValue.update`: on a replicated stream,
-    nats-server checks Nats-Expected-Last-Subject-Sequence before consensus only, so two
-    concurrent writers from one revision may both succeed (nats-io/nats-server#4320, in
-    2.9.x). The message id names the revision the write is based on: JetStream's
-    deduplication, applied in consensus order, lets only the first such write in."""
-    headers = {
-        **headers,
-        "Nats-Expected-Last-Subject-Sequence": str(last),
-        "Nats-Msg-Id": f"{bucket.name}.{key}.{last}",
-    }
+    """Compare-and-set on the key's last sequence. (nats-server before 2.9.21 let two
+    writers from one revision both win on a replicated stream, nats-io/nats-server#4320;
+    hopper requires 2.11, see fitness.py, so the server's own check is enough.)"""
+    fits(bucket.js, value)
+    headers = {**headers, "Nats-Expected-Last-Subject-Sequence": str(last)}
     with translated():
         ack = await bucket.js.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
-    if ack.duplicate:
-        raise Conflict()
     return int(ack.seq)
+
+
+async def create_many(bucket: Bucket, entries: Sequence[tuple[str, bytes]]) -> list[int | None]:
+    """Create each (key, value) where the key has no value, all at once: the revision of
+    each created, None where the key has one (a lost compare-and-set). One subscription
+    gathers every answer, rather than a request (a future, a timer, a task) each."""
+    if len(entries) < 2:  # a subscription of its own costs more than one request
+        return [await _create_one(bucket, key, value) for key, value in entries]
+    nc = bucket.js._nc
+    inbox = nc.new_inbox()
+    answers: dict[int, bytes] = {}
+    complete: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def answered(msg: Msg) -> None:
+        answers[int(msg.subject.rsplit(".", 1)[1])] = msg.data
+        if len(answers) == len(entries) and not complete.done():
+            complete.set_result(None)
+
+    with translated():
+        sub = await nc.subscribe(f"{inbox}.*", cb=answered)
+        try:
+            for index, (key, value) in enumerate(entries):
+                fits(bucket.js, value)
+                await nc.publish(
+                    f"$KV.{bucket.name}.{key}",
+                    value,
+                    reply=f"{inbox}.{index}",
+                    headers={"Nats-Expected-Last-Subject-Sequence": "0"},
+                )
+            await asyncio.wait_for(complete, REQUEST_TIMEOUT_SECONDS)
+        finally:
+            await sub.unsubscribe()
+    return [_created(answers[index]) for index in range(len(entries))]
+
+
+async def _create_one(bucket: Bucket, key: str, value: bytes) -> int | None:
+    try:
+        return await put(bucket, key, value, 0)
+    except Conflict:
+        return None
+
+
+def _created(data: bytes) -> int | None:
+    answer = orjson.loads(data)
+    error = answer.get("error")
+    if error is None:
+        return int(answer["seq"])
+    if error.get("err_code") in (10071, 10164):  # wrong last sequence: the key has a value
+        return None
+    raise StoreUnavailable(f"JetStream: {error.get('description', error)}")
+
+
+async def put_unacknowledged(bucket: Bucket, key: str, value: bytes, last: int) -> None:
+    """`put` without waiting for JetStream's answer (nor learning of a lost
+    compare-and-set): for a write whose loss only costs a later wait (deduplication.py)."""
+    fits(bucket.js, value)
+    headers = {"Nats-Expected-Last-Subject-Sequence": str(last)}
+    with translated():
+        await bucket.js._nc.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
+
+
+async def delete_message(res: Resources, seq: int) -> None:
+    """Delete one message of the bodies stream without erasing it on disk: nats-py's
+    `delete_msg` asks for a secure erase (the message overwritten in its block), which
+    made a batch of deletes take 100 ms under load instead of a fraction of one."""
+    request = orjson.dumps({"seq": seq, "no_erase": True})
+    with translated():
+        answer = await res.nc.request(
+            f"$JS.API.STREAM.MSG.DELETE.{res.body_stream}", request, timeout=REQUEST_TIMEOUT_SECONDS
+        )
+    error = orjson.loads(answer.data).get("error")
+    if error is not None and error.get("err_code") != NO_MESSAGE:
+        raise StoreUnavailable(f"JetStream: {error.get('description', error)}")
+
+
+# JetStream's error code for a message already gone (deleted or purged): what a delete wants.
+NO_MESSAGE = 10057
+
+# What a publish's headers may take beyond its payload, at most (hopper's own headers).
+HEADER_ROOM = 1024
+
+
+def fits(js: JetStreamContext, payload: bytes) -> None:
+    """Refuse a publish the server would refuse by closing the connection: nats-py
+    checks the payload against max_payload but not the headers, and a server sent
+    more than its max_payload closes the connection (every queue would stop)."""
+    limit = js._nc.max_payload
+    if len(payload) + HEADER_ROOM > limit:
+        raise StoreUnavailable(
+            f"JetStream: {len(payload)} bytes to write, more than the server's max_payload"
+            f" ({limit}) allows"
+        )
 
 
 async def scan(bucket: Bucket, pattern: str) -> list[tuple[str, bytes]]:

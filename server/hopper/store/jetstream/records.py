@@ -3,12 +3,17 @@ compare-and-set on their revision, with the time each queue was last deleted."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 
 from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import QueueKey, QueueRecord
 from hopper.store.jetstream import codec, edge
+
+# How long a process trusts a queue record it read (the PostgreSQL store reads a queue's
+# record once a second too): a change made by another process shows within this.
+RECORD_SECONDS = 1.0
 
 # Compare-and-set rounds before an operation gives up as unavailable (a hot key under
 # many processes loses some rounds; this many means something is wrong).
@@ -40,6 +45,8 @@ class Records:
         self._kv = res.queues
         # incarnation -> queue, for every record this process has read
         self.incarnations: dict[str, QueueKey] = {}
+        # queue -> (read at, monotonic; what find returned), for RECORD_SECONDS
+        self._recent: dict[QueueKey, tuple[float, tuple[QueueRecord, str, int]]] = {}
 
     async def create(self, record: QueueRecord) -> tuple[QueueRecord, bool]:
         """Create the record unless its queue exists: (record, created). A new queue
@@ -58,14 +65,27 @@ class Records:
             return record, True
         raise StoreUnavailable("JetStream: too much contention creating a queue")
 
-    async def find(self, key: QueueKey) -> tuple[QueueRecord, str, int] | None:
-        """(record, incarnation, revision), or None when the queue does not exist."""
+    async def find(
+        self, key: QueueKey, *, fresh: bool = False
+    ) -> tuple[QueueRecord, str, int] | None:
+        """(record, incarnation, revision), or None when the queue does not exist; read
+        within the last RECORD_SECONDS unless `fresh` (what this process changed, it
+        reads afresh at once)."""
+        recent = self._recent.get(key)
+        if not fresh and recent is not None and time.monotonic() - recent[0] < RECORD_SECONDS:
+            return recent[1]
         raw, revision = await edge.get(self._kv, _record_key(key))
         if raw is None:
+            self._recent.pop(key, None)
             return None
         record, incarnation = codec.decode_record(raw)
         self.incarnations[incarnation] = key
+        self._recent[key] = (time.monotonic(), (record, incarnation, revision))
         return record, incarnation, revision
+
+    def forget(self, key: QueueKey) -> None:
+        """This process changed or deleted the queue: read it afresh next time."""
+        self._recent.pop(key, None)
 
     async def scan(self, account: str | None = None) -> list[QueueRecord]:
         """Every record, or those of `account`."""
@@ -77,7 +97,7 @@ class Records:
     ) -> QueueRecord:
         """Apply `change` by compare-and-set. Raises QueueNotFound."""
         for _ in range(MAX_ROUNDS):
-            found = await self.find(key)
+            found = await self.find(key, fresh=True)
             if found is None:
                 raise QueueNotFound(key)
             record, incarnation, revision = found
@@ -87,13 +107,16 @@ class Records:
                 await edge.put(self._kv, _record_key(key), value, revision)
             except edge.Conflict:
                 continue
+            finally:
+                # After the write: a look-up meanwhile may have kept the old record.
+                self.forget(key)
             return record
         raise StoreUnavailable("JetStream: too much contention changing a queue")
 
     async def delete(self, key: QueueKey, at: float) -> tuple[QueueRecord, str] | None:
         """Delete the record and note the time; (record, incarnation) it had, or None."""
         for _ in range(MAX_ROUNDS):
-            found = await self.find(key)
+            found = await self.find(key, fresh=True)
             if found is None:
                 return None
             record, incarnation, revision = found
@@ -101,6 +124,8 @@ class Records:
                 await edge.remove(self._kv, _record_key(key), revision)
             except edge.Conflict:
                 continue
+            finally:
+                self.forget(key)
             with edge.translated():
                 await self._kv.kv.put(_deleted_key(key), str(at).encode())
             return record, incarnation

@@ -1,12 +1,13 @@
-"""The step: read the ledgers an operation touches, apply the reference model's rules
-(`store/memory/store.py`) to them, and write back what changed with compare-and-set on the
-revisions read. A lost race is retried from a fresh read, so each decision is atomic
-across processes."""
+"""The step: read the ledgers an operation touches, apply the ledger's rules
+(`store/ledger/rules.py`, on the ledger model of `store/ledger/`) to them, and write back
+what changed with compare-and-set on the revisions read. A lost race is retried from a
+fresh read, so each decision is atomic across processes."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import logging
 import random
 from collections import Counter
@@ -18,9 +19,11 @@ from hopper.core.clock import Clock
 from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import QueueKey, QueueRecord
 from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
-from hopper.store.memory import MemoryQueueStore
+from hopper.store.ledger import NO_ATTRIBUTES, Message, Queue, fifo_runs
+from hopper.store.ledger.rules import LedgerStore
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -51,6 +54,8 @@ class Done(Generic[T]):
     result: T
     bodies: dict[str, int]
     revision: int | None = None
+    # How many backlog entries wait beyond what the step saw (None: it did not look).
+    waiting: int | None = None
 
 
 @dataclasses.dataclass
@@ -62,32 +67,67 @@ class Loaded:
     ledger: codec.Ledger
     raw: bytes | None
     revision: int
+    # False: read from this process's memory, not yet checked against JetStream
+    verified: bool = True
 
 
 # Steps committed together at most: each claims up to 10 deliveries, and one write has
 # codec.TOKENS_PER_WRITE tokens to give.
-GROUP_SIZE = 6
+GROUP_SIZE = 64
+# A step that wants receivable messages and finds too few in the ledger takes at least
+# this many from the backlog (one read), so a drain reads the backlog once per
+# PREFETCH messages rather than once per receive.
+PREFETCH = 200
+# The ledger takes no more from the backlog while it holds this many messages (in
+# flight, delayed, or not yet received): it stays one modest key-value entry however
+# deep the queue.
+WINDOW = 5_000
+# A fair queue's ledger takes from the backlog at every step up to this many messages.
+FAIR_WINDOW = 1_000
+
+
+def _ready(queue: Queue, now: float, wanted: int) -> int:
+    """How many of the ledger's messages a receive could take now (up to `wanted`)."""
+    if queue.record.config.fifo:
+        return sum(1 for _ in itertools.islice(fifo_runs(queue, now, frozenset()), wanted))
+    return sum(
+        1 for m in queue.messages.values() if m.visible_at <= now and not queue.expired(m, now)
+    )
 
 
 @dataclasses.dataclass
 class _Entry:
     """One step waiting for its group's commit."""
 
-    op: Callable[[MemoryQueueStore], Awaitable[Any]]
+    op: Callable[[LedgerStore], Awaitable[Any]]
     now: float
     others: Callable[[Loaded], Iterable[QueueKey]]
     new_bodies: dict[str, int]
     write: bool
+    # receivable messages the step would like to see (taken from the backlog if needed)
+    absorb: int = 0
+    # run on the queue's ledger after the op (e.g. a purge moving the cursor)
+    after: Callable[[Loaded], None] | None = None
     future: asyncio.Future[Any] = dataclasses.field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
 
 class Steps:
-    def __init__(self, res: edge.Resources, records: Records, bodies: Bodies, clock: Clock):
+    def __init__(
+        self,
+        res: edge.Resources,
+        records: Records,
+        bodies: Bodies,
+        backlog: Backlog,
+        clock: Clock,
+        window: int = WINDOW,
+    ):
         self._kv = res.ledgers
         self._records = records
         self._bodies = bodies
+        self._backlog = backlog
+        self._window = window
         self._clock = clock
         self.dead_lettered: Counter[QueueKey] = Counter()
         # Group commit: the steps waiting per queue, and the task running each queue's.
@@ -96,13 +136,19 @@ class Steps:
         self._waiting: dict[QueueKey, list[_Entry]] = {}
         self._leaders: dict[QueueKey, asyncio.Task[None]] = {}
 
-    async def load(self, key: QueueKey, *, take: bool = True) -> Loaded | None:
+    async def load(self, key: QueueKey, *, take: bool = True, trust: bool = False) -> Loaded | None:
         """The queue's record and ledger, or None. With `take` False (a step that
-        writes nothing) a ledger this process holds decoded is shared, not taken."""
+        writes nothing) a ledger this process holds decoded is shared, not taken. With
+        `trust`, a ledger this process wrote last is taken without asking JetStream
+        whether it is still the latest (`verified` False): its compare-and-set will say."""
         found = await self._records.find(key)
         if found is None:
             return None
         record, incarnation, _ = found
+        if trust and take and incarnation in self._decoded:
+            kept = self._decoded.pop(incarnation)
+            kept.ledger.queue.record = record
+            return dataclasses.replace(kept, record=record, verified=False)
         packed, revision = await edge.get(self._kv, incarnation)
         # The ledger as this process last wrote it, when nobody wrote since: no decode.
         cached = (self._decoded.pop if take else self._decoded.get)(incarnation, None)
@@ -124,12 +170,14 @@ class Steps:
     async def run(
         self,
         key: QueueKey,
-        op: Callable[[MemoryQueueStore], Awaitable[T]],
+        op: Callable[[LedgerStore], Awaitable[T]],
         *,
         now: float,
         others: Callable[[Loaded], Iterable[QueueKey]] = lambda _: (),
         new_bodies: Mapping[str, int] | None = None,
         write: bool = True,
+        absorb: int = 0,
+        after: Callable[[Loaded], None] | None = None,
     ) -> Done[T]:
         """Run `op` on the model holding `key`'s queue (and the queues `others` names,
         read after it) and write every changed ledger back, atomically per ledger;
@@ -139,7 +187,7 @@ class Steps:
         after the other on one model, and committed by one write (a group commit): this
         process never races itself for a ledger, and a busy queue pays one round of
         reads and writes for many operations."""
-        entry: _Entry = _Entry(op, now, others, dict(new_bodies or {}), write)
+        entry: _Entry = _Entry(op, now, others, dict(new_bodies or {}), write, absorb, after)
         if not write:
             await self._run_group(key, [entry])
         else:
@@ -150,6 +198,11 @@ class Steps:
                 self._leaders[key] = asyncio.create_task(self._lead(key))
         done: Done[T] = await entry.future
         return done
+
+    def forget(self, incarnation: str) -> None:
+        """The queue of this incarnation was deleted: drop what this process kept of it."""
+        self._decoded.pop(incarnation, None)
+        self._backlog.forget(incarnation)
 
     def close(self) -> None:
         """Stop running steps (the store is closing; their callers hear CancelledError)."""
@@ -182,11 +235,16 @@ class Steps:
     async def _attempt_group(self, key: QueueKey, group: list[_Entry]) -> None:
         new_bodies = {mid: seq for entry in group for mid, seq in entry.new_bodies.items()}
         now = max(entry.now for entry in group)
+        absorb = max(entry.absorb for entry in group)
         for round_ in range(MAX_ROUNDS):
             writes = all(entry.write for entry in group)
-            main = await self.load(key, take=writes)
+            # A ledger the step adds backlog entries to is its own copy. A writing step
+            # first trusts the ledger as this process left it (its write is a
+            # compare-and-set): one round trip less while one process drives a queue.
+            main = await self.load(key, take=writes or absorb > 0, trust=writes and round_ == 0)
             if main is None:
                 raise QueueNotFound(key)
+            waiting = await self._absorb(main, absorb, now) if absorb else None
             loaded = {key: main}
             for entry in group:
                 for other in entry.others(main):
@@ -201,6 +259,8 @@ class Steps:
                     outcomes.append((True, await entry.op(model)))
                 except QueueError as error:  # this step's answer (the model changed nothing)
                     outcomes.append((False, error))
+                if entry.after is not None:
+                    entry.after(main)
             bodies = dict(new_bodies)
             for one in loaded.values():
                 bodies.update(one.ledger.bodies)
@@ -211,17 +271,58 @@ class Steps:
                 except edge.Conflict:
                     await asyncio.sleep(random.uniform(0, 0.002 * min(round_, 10)))
                     continue
+                if revision is None and not main.verified and not await self._latest(main):
+                    continue  # it wrote nothing, on a ledger that may be old: decide again
                 self.dead_lettered.update(model.dead_lettered())
             for entry, (ok, value) in zip(group, outcomes, strict=True):
                 if ok:
-                    entry.future.set_result(Done(value, bodies, revision))
+                    entry.future.set_result(Done(value, bodies, revision, waiting))
                 else:
                     entry.future.set_exception(value)
             return
         raise StoreUnavailable("JetStream: too much contention on a queue's ledger")
 
-    def _model(self, loaded: Mapping[QueueKey, Loaded]) -> MemoryQueueStore:
-        model = MemoryQueueStore(self._clock, tokens=PendingTokens())
+    async def _latest(self, one: Loaded) -> bool:
+        """Whether `one` is still the ledger's latest revision."""
+        _, revision = await edge.get(self._kv, one.incarnation)
+        return revision == one.revision
+
+    async def _absorb(self, one: Loaded, wanted: int, now: float) -> int | None:
+        """Take backlog entries into the ledger until it holds `wanted` receivable
+        messages (PREFETCH more), unless its window is full; how many entries wait
+        beyond (None when it did not read)."""
+        ledger = one.ledger
+        queue = ledger.queue
+        fifo = queue.record.config.fifo
+        ready = _ready(queue, now, wanted)
+        # A fair queue (a standard one with group ids) ranks tenants by what they hold in
+        # flight: it looks at the backlog's head at every step while its ledger is
+        # modest, so a quiet tenant's new message is seen at once.
+        fair = queue.grouped and not fifo and len(queue.messages) < FAIR_WINDOW
+        room = self._window - len(queue.messages)
+        if (ready >= wanted and not fair) or room <= 0:
+            return None
+        found = await self._backlog.read(
+            one.incarnation, ledger.cursor, min(max(wanted - ready, PREFETCH), room)
+        )
+        for entry in found.entries:
+            stored = dataclasses.replace(
+                entry.stored,
+                body="",
+                attributes=NO_ATTRIBUTES,
+                trace_header=None,
+                # A FIFO message's sequence number is its place in the backlog.
+                sequence_number=entry.key if fifo else None,
+            )
+            queue.add(Message(stored, visible_at=entry.visible_at))
+            queue.grouped = queue.grouped or stored.group_id is not None
+            ledger.bodies[stored.id] = entry.key
+            ledger.absorbed.add(stored.id)
+        ledger.cursor = found.last
+        return found.waiting
+
+    def _model(self, loaded: Mapping[QueueKey, Loaded]) -> LedgerStore:
+        model = LedgerStore(self._clock, tokens=PendingTokens())
         for key, one in loaded.items():
             model.hold(key, one.ledger.queue)
         return model
@@ -238,10 +339,12 @@ class Steps:
         for one in loaded.values():
             bodies.update(one.ledger.bodies)
         before = set(bodies.values()) - set(new_bodies.values())
+        await self._rehome(loaded, bodies)
         writes = []
         for queue_key, one in loaded.items():
             ledger = one.ledger
             ledger.bodies = {mid: bodies[mid] for mid in ledger.queue.messages}
+            ledger.absorbed &= ledger.bodies.keys()
             data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
             if data != one.raw:
                 writes.append((queue_key, one, data))
@@ -262,10 +365,22 @@ class Steps:
         for one in loaded.values():
             if all(one is not w for _, w, _ in writes):
                 self._keep(one, one.revision, one.raw, now)
-        after = {seq for one in loaded.values() for seq in one.ledger.bodies.values()}
+        after = {key for one in loaded.values() for key in one.ledger.bodies.values()}
         if writes:
-            await self._bodies.drop(before - after)
+            # A stream message goes once no message names any body it holds.
+            named = {codec.key_seq(key) for key in after}
+            await self._bodies.drop(k for k in before - after if codec.key_seq(k) not in named)
         return main
+
+    async def _rehome(self, loaded: Mapping[QueueKey, Loaded], bodies: dict[str, int]) -> None:
+        """A message taken from one queue's backlog that moved to another queue (dead
+        letter, move task) gets a body of its own: its old one goes with its queue's
+        backlog (a purge drops the backlog subject whole)."""
+        absorbed = {mid for one in loaded.values() for mid in one.ledger.absorbed}
+        for one in loaded.values():
+            for mid in one.ledger.queue.messages:
+                if mid in absorbed and mid not in one.ledger.absorbed:
+                    bodies[mid] = await self._bodies.republish(bodies[mid])
 
     async def _undo(self, written: list[tuple[Loaded, int]]) -> None:
         """Put back ledgers a half-done step wrote, where nobody changed them since."""

@@ -9,8 +9,9 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from hopper.core import handoff
 from hopper.core.clock import Clock, SystemClock
-from hopper.core.errors import OverLimit, QueueError, QueueNotFound, StoreUnavailable
+from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
     MoveTask,
@@ -28,27 +29,21 @@ from hopper.core.model import (
     VisibilityChange,
 )
 from hopper.core.store import WakeUp
-from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream import codec, edge, sends
+from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
+from hopper.store.jetstream.deduplication import Windows
 from hopper.store.jetstream.records import Records
-from hopper.store.jetstream.steps import Done, Loaded, Steps
+from hopper.store.jetstream.steps import WINDOW, Done, Loaded, Steps
 from hopper.store.jetstream.tasks import MoveTasks
+from hopper.store.ledger.rules import LedgerStore
 from hopper.store.ledger.slots import DispatchSlots
-from hopper.store.memory import MemoryQueueStore
 
 log = logging.getLogger("hopper.jetstream")
 
-# A queue's ledger is one entry: it holds this many messages at most (about 60 bytes
-# each, compressed, so a full ledger stays well under 1 MB).
-MAX_QUEUE_DEPTH = 10_000
-
-
-def _ledger_full(key: QueueKey, most: int) -> str:
-    return (
-        f"Queue {key.name} holds {most} messages, the most a queue holds on hopper's"
-        " JetStream store (a queue's state is one key-value entry): receive and delete"
-        " some before sending more."
-    )
+# What a stats call reads of a queue's backlog to count it exactly (delays, retention);
+# beyond, the waiting entries count as visible.
+STATS_VIEW = 100
 
 
 @dataclasses.dataclass
@@ -58,6 +53,8 @@ class _Parts:
     res: edge.Resources
     records: Records
     bodies: Bodies
+    backlog: Backlog
+    windows: Windows
     steps: Steps
     tasks: MoveTasks
 
@@ -72,17 +69,21 @@ class JetStreamQueueStore(DispatchSlots):
         replicas: int = 1,
         prefix: str = "hopper",
         clock: Clock | None = None,
-        max_queue_depth: int = MAX_QUEUE_DEPTH,
+        window: int = WINDOW,
     ) -> None:
         self._urls = list(urls)
         self._replicas = replicas
         self._prefix = prefix
         self._clock: Clock = clock or SystemClock()
-        self._max_depth = max_queue_depth
+        # The most messages a queue's ledger takes in (steps.WINDOW): in flight, delayed
+        # or not yet received; the backlog behind waits until some leave.
+        self._window = window
         self._parts: _Parts | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._wake: WakeUp | None = None
         self._slots: dict[QueueKey, dict[int, tuple[str, float]]] = {}
+        self._reopening: asyncio.Task[None] | None = None
+        self._lost: str | None = None
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now
@@ -90,7 +91,7 @@ class JetStreamQueueStore(DispatchSlots):
     @property
     def _p(self) -> _Parts:
         if self._parts is None:
-            raise StoreUnavailable("the store is not started")
+            raise StoreUnavailable(self._lost or "the store is not started")
         if not self._parts.res.nc.is_connected:
             # Fail fast while the client reconnects, rather than after a request timeout:
             # SDKs retry a ServiceUnavailable.
@@ -99,15 +100,39 @@ class JetStreamQueueStore(DispatchSlots):
 
     # --- life cycle -----------------------------------------------------------------
 
+    def unavailable(self) -> str | None:
+        """Why the store cannot serve now (for `/health`), or None."""
+        if self._parts is None:
+            return self._lost or "the JetStream store is not started"
+        if not self._parts.res.nc.is_connected:
+            return "JetStream connection lost; reconnecting"
+        return None
+
     async def start(self, wake: WakeUp) -> None:
-        res = await edge.connect(self._urls, replicas=self._replicas, prefix=self._prefix)
-        records, bodies = Records(res), Bodies(res)
-        steps = Steps(res, records, bodies, self._clock)
-        self._parts = _Parts(res, records, bodies, steps, MoveTasks(res, self._clock))
         self._wake = wake
+        await self._open()
+
+    async def _open(self) -> None:
+        res = await edge.connect(
+            self._urls, replicas=self._replicas, prefix=self._prefix, closed=self._closed
+        )
+        records, bodies = Records(res), Bodies(res)
+        backlog = Backlog(res, bodies)
+        steps = Steps(res, records, bodies, backlog, self._clock, self._window)
+        tasks = MoveTasks(res, self._clock)
+        self._parts = _Parts(res, records, bodies, backlog, Windows(res), steps, tasks)
+        self._lost = None
         with edge.translated():
             watcher = await res.ledgers.kv.watch(">", meta_only=True)
+            await res.nc.subscribe(res.wake_subject("*"), cb=self._woken)
         self._watch_task = asyncio.create_task(self._watch_ledgers(watcher, records))
+
+    async def _woken(self, msg: Any) -> None:
+        """A send to a queue's backlog, here or in another process: its waiters look."""
+        parts = self._parts
+        key = None if parts is None else parts.records.incarnations.get(msg.subject.split(".")[-1])
+        if key is not None and self._wake is not None:
+            self._wake(key, None)
 
     async def _watch_ledgers(self, watcher: Any, records: Records) -> None:
         """A ledger changed, here or in another process: its queue's waiters look again."""
@@ -116,8 +141,40 @@ class JetStreamQueueStore(DispatchSlots):
             if key is not None and self._wake is not None:
                 self._wake(key, None)
 
+    async def _closed(self) -> None:
+        """The connection closed for good while the store runs (nats-py does not
+        reconnect a connection the server closed with an error): open a new one."""
+        if self._wake is None or self._reopening is not None or self._parts is None:
+            return  # closing, already reopening, or never opened
+        parts, self._parts = self._parts, None
+        self._lost = "JetStream connection closed by the server; reopening"
+        log.warning("hopper: %s", self._lost)
+        if parts is not None:
+            parts.res.log.started = False
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+        self._reopening = asyncio.create_task(self._reopen())
+
+    async def _reopen(self) -> None:
+        pause = 0.1
+        try:
+            while self._wake is not None:
+                try:
+                    await self._open()
+                    log.warning("hopper: JetStream connection reopened")
+                    return
+                except StoreUnavailable as error:
+                    self._lost = f"JetStream unavailable ({error.reason}); reopening"
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 5.0)
+        finally:
+            self._reopening = None
+
     async def close(self) -> None:
         self._wake = None
+        if self._reopening is not None:
+            self._reopening.cancel()
+            self._reopening = None
         if self._watch_task is not None:
             self._watch_task.cancel()
             self._watch_task = None
@@ -174,6 +231,12 @@ class JetStreamQueueStore(DispatchSlots):
         if deleted is None:
             return None
         record, incarnation = deleted
+        # Nothing of a deleted queue stays in this process (issue 25: deleted queues are
+        # forgotten); other processes drop theirs when they next look it up.
+        self._p.steps.forget(incarnation)
+        self._p.records.incarnations.pop(incarnation, None)
+        await self._p.backlog.drop(incarnation)
+        await self._p.windows.forget(incarnation)
         # The incarnation went with the record: its ledger and bodies are garbage now.
         raw, revision = await edge.get(self._p.res.ledgers, incarnation)
         data = codec.unpack(raw)
@@ -233,6 +296,16 @@ class JetStreamQueueStore(DispatchSlots):
         max_depth: int | None = None,
     ) -> list[SendResult]:
         at = self._now(now)
+        found = await self._p.records.find(key)
+        if found is None:
+            raise QueueNotFound(key)
+        record, incarnation, _ = found
+        handoff.check_leases(key, messages, max_depth)
+        if sends.backlogged(record, messages, max_depth):
+            if record.config.fifo:
+                p = self._p
+                return await sends.send_fifo(p.backlog, p.windows, incarnation, messages, at)
+            return await sends.send_plain(self._p.backlog, incarnation, messages, at)
         # Bodies go first: the ledger write that names them is the send's commit point,
         # so a process dying in between leaves an orphaned body, never a lost message.
         stored = [
@@ -240,14 +313,7 @@ class JetStreamQueueStore(DispatchSlots):
         ]
         published = await self._p.bodies.publish(stored)
 
-        async def op(model: MemoryQueueStore) -> list[SendResult]:
-            queue = model.ledger(key)
-            # Only near the limit is it worth dropping what retention has expired.
-            wanted = len(messages)
-            if len(queue.messages) + wanted > self._max_depth and (
-                len(queue.live(at)) + wanted > self._max_depth
-            ):
-                raise OverLimit(_ledger_full(key, self._max_depth))
+        async def op(model: LedgerStore) -> list[SendResult]:
             return await model.send(key, messages, now=at, max_depth=max_depth)
 
         try:
@@ -298,6 +364,7 @@ class JetStreamQueueStore(DispatchSlots):
             ),
             now=at,
             others=dead_letter_target,
+            absorb=max_messages,
         )
         return await self._delivered(done.result, done)
 
@@ -342,10 +409,26 @@ class JetStreamQueueStore(DispatchSlots):
 
     async def purge(self, key: QueueKey, *, now: float | None) -> int:
         at = self._now(now)
-        count = (
-            await self._p.steps.run(key, lambda model: model.purge(key, now=at), now=at)
-        ).result
-        return count
+        found = await self._p.records.find(key)
+        if found is None:
+            raise QueueNotFound(key)
+        incarnation = found[1]
+        # The backlog up to its last entry now goes; what is sent after it stays.
+        last = await self._p.backlog.last(incarnation)
+        waiting = await self._backlog_waiting(key)
+
+        def skip(one: Loaded) -> None:
+            one.ledger.cursor = max(one.ledger.cursor, last)
+
+        async def op(model: LedgerStore) -> int:
+            return await model.purge(key, now=at)
+
+        done = await self._p.steps.run(key, op, now=at, after=skip)
+        await self._p.backlog.drop(incarnation, below=last + 1)
+        if found[0].config.fifo:
+            # AWS: a FIFO queue's deduplication window goes with its messages.
+            await self._p.windows.forget(incarnation)
+        return done.result + waiting
 
     async def last_purged_at(self, key: QueueKey) -> float | None:
         at = self._now(None)
@@ -358,12 +441,15 @@ class JetStreamQueueStore(DispatchSlots):
 
     async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
         at = self._now(now)
-        stats = (
-            await self._p.steps.run(
-                key, lambda model: model.stats(key, now=at), now=at, write=False
-            )
-        ).result
-        return stats
+        done = await self._p.steps.run(
+            key, lambda model: model.stats(key, now=at), now=at, write=False, absorb=STATS_VIEW
+        )
+        stats = done.result
+        if done.waiting is None:  # the ledger had enough receivable: it did not look
+            waiting = await self._backlog_waiting(key)
+        else:
+            waiting = done.waiting
+        return dataclasses.replace(stats, visible=stats.visible + waiting)
 
     async def count_in_flight(self, key: QueueKey, *, now: float | None) -> int:
         at = self._now(now)
@@ -378,17 +464,32 @@ class JetStreamQueueStore(DispatchSlots):
         at = self._now(now)
         upcoming = (
             await self._p.steps.run(
-                key, lambda model: model.next_visible_at(key, now=at), now=at, write=False
+                key,
+                lambda model: model.next_visible_at(key, now=at),
+                now=at,
+                write=False,
+                absorb=STATS_VIEW,
             )
         ).result
         return upcoming
+
+    async def _backlog_waiting(self, key: QueueKey) -> int:
+        """How many entries wait in the queue's backlog beyond its ledger's cursor."""
+        loaded = await self._p.steps.load(key, take=False)
+        if loaded is None:
+            raise QueueNotFound(key)
+        return await self._p.backlog.waiting(loaded.incarnation, loaded.ledger.cursor)
 
     # --- operators (metrics and the dashboard) ------------------------------------------
 
     async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
         at = self._now(now)
         done = await self._p.steps.run(
-            key, lambda model: model.peek(key, limit=limit, now=at), now=at, write=False
+            key,
+            lambda model: model.peek(key, limit=limit, now=at),
+            now=at,
+            write=False,
+            absorb=limit,
         )
         return [
             dataclasses.replace(p, message=await self._p.bodies.filled(p.message, done.bodies))
@@ -399,7 +500,7 @@ class JetStreamQueueStore(DispatchSlots):
         at = self._now(now)
         # The step drops its body from the stream once the ledger no longer names it.
         done = await self._p.steps.run(
-            key, lambda model: model.discard(key, message_id, now=at), now=at
+            key, lambda model: model.discard(key, message_id, now=at), now=at, absorb=STATS_VIEW
         )
         return done.result
 
@@ -416,11 +517,13 @@ class JetStreamQueueStore(DispatchSlots):
                 break
             left = limit - swept
 
-            async def sweep(model: MemoryQueueStore, left: int = left) -> int:
+            async def sweep(model: LedgerStore, left: int = left) -> int:
                 return await model.sweep_expired(limit=left, now=at)
 
             try:
-                count = (await self._p.steps.run(record.key, sweep, now=at)).result
+                # The backlog's head is its oldest: read as far as this sweep may go.
+                done = await self._p.steps.run(record.key, sweep, now=at, absorb=left)
+                count = done.result
             except QueueNotFound:  # deleted since the scan
                 continue
             swept += count
@@ -445,6 +548,7 @@ class JetStreamQueueStore(DispatchSlots):
                 lambda model: model.move_messages(source, destination, limit=limit, now=at),
                 now=at,
                 others=targets,
+                absorb=limit,
             )
         ).result
         return moved

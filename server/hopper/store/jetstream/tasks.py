@@ -12,7 +12,7 @@ from hopper.core.errors import StoreUnavailable
 from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
 from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.records import MAX_ROUNDS
-from hopper.store.memory import MemoryQueueStore
+from hopper.store.ledger.rules import LedgerStore
 
 T = TypeVar("T")
 TASKS_KEY = "tasks"
@@ -24,13 +24,13 @@ class MoveTasks:
         self._clock = clock
 
     async def _step(
-        self, op: Callable[[MemoryQueueStore], Awaitable[T]], *, write: bool = True
+        self, op: Callable[[LedgerStore], Awaitable[T]], *, write: bool = True
     ) -> T:
         """Run `op` on the model holding every task; write them back by compare-and-set
         when it changed them."""
         for _ in range(MAX_ROUNDS):
             raw, revision = await edge.get(self._kv, TASKS_KEY)
-            model = MemoryQueueStore(self._clock, move_tasks=codec.decode_tasks(raw))
+            model = LedgerStore(self._clock, move_tasks=codec.decode_tasks(raw))
             result = await op(model)
             data = codec.encode_tasks(model.move_tasks())
             if not write or data == (raw or b"[]"):

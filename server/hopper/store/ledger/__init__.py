@@ -4,8 +4,8 @@ index, and the rules these carry (retention, visibility, room under a depth ceil
 the order of a FIFO queue's deliverable runs).
 
 The memory store keeps one ledger per queue; the JetStream store decodes a queue's
-ledger from its key-value entry and runs the memory store's rules on it. Neither
-reaches into the other: both use the ledger through the names below.
+ledger from its key-value entry. Both run the same rules on their ledgers
+(`rules.LedgerStore`), and neither reaches into the other.
 """
 
 from hopper.store.ledger.groups import Group, fifo_runs, in_send_order

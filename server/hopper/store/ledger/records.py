@@ -1,5 +1,5 @@
 """The memory store's queue records: create, look up, list, update, delete, tags, and the
-deletions SQS's re-create window asks about (a mixin of MemoryQueueStore)."""
+deletions SQS's re-create window asks about (a mixin of LedgerStore)."""
 
 from __future__ import annotations
 

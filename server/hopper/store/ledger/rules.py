@@ -1,4 +1,8 @@
-"""MemoryQueueStore: the QueueStore contract kept in process memory.
+"""LedgerStore: the QueueStore contract over ledgers (store/ledger/) held in a dict: the
+rules of every ledger-based store. The memory store is this class over ledgers that live
+in its process (store/memory/); the JetStream store runs it, under compare-and-set, on
+the ledgers of the queues a step touches (store/jetstream/steps.py), so the two stores
+share one set of rules and import nothing of each other.
 
 One asyncio loop owns the store and no method awaits in the middle of its work, so
 each call is atomic without locks. Retention is applied lazily: expired messages are
@@ -11,8 +15,7 @@ may be enqueued already delivered (core/handoff.py), fair-queue priority
 its statements, because each is the atomic step of one store intent and a store must
 decide it over its own data: the claim (receive order, group locks, dead-lettering,
 fairness ranking), deduplication windows and live keys, the depth ceiling, FIFO
-receive attempts, and the move of messages between queues. The JetStream store runs
-this store's model under compare-and-set, so it keeps these rules through this code.
+receive attempts, and the move of messages between queues.
 tests/contract/ pins every store to the same outcomes for each.
 """
 
@@ -51,12 +54,12 @@ from hopper.store.ledger import (
     fifo_runs,
     in_send_order,
 )
+from hopper.store.ledger.records import MIN_DELETIONS_KEPT, QueueRecords
 from hopper.store.ledger.slots import DispatchSlots
-from hopper.store.memory.queues import MIN_DELETIONS_KEPT, QueueRecords
-from hopper.store.memory.tasks import MoveTaskRecords
+from hopper.store.ledger.tasks import MoveTaskRecords
 
 
-class MemoryQueueStore(QueueRecords, MoveTaskRecords, DispatchSlots):
+class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
     """`tokens` and `move_tasks`: the JetStream store runs this store's rules on the
     ledgers and tasks it read, with fencing tokens it resolves at its write (see
     store/jetstream/steps.py); a store of its own starts with none and counts from 1."""

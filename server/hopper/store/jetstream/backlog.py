@@ -1,0 +1,202 @@
+"""A queue's backlog: plain sends waiting, in order, on the queue's own subject of the
+bodies stream, until a receive takes them into the ledger.
+
+A send to a standard queue that needs no decision (no deduplication id, no lease, no
+depth ceiling) is one publish here and writes no ledger: JetStream's acknowledgement is
+its commit, and its stream sequence its place in line. A receive that finds too few
+messages in the ledger reads the next ones after the ledger's cursor (one batched direct
+get) and takes them in by the same compare-and-set that claims them, so two processes
+never take one entry twice. What a receive costs therefore depends on the messages in
+flight, never on how many wait behind them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import math
+from collections.abc import Sequence
+
+import nats.errors
+import orjson
+
+from hopper.core.errors import StoreUnavailable
+from hopper.core.model import StoredMessage
+from hopper.store.jetstream import codec, edge
+from hopper.store.jetstream.bodies import Bodies
+
+log = logging.getLogger("hopper.jetstream")
+
+# One read returns at most this many bytes of entries (the server ends the batch early).
+READ_MAX_BYTES = 4 * 1024 * 1024
+# An entry holds a send's messages up to this many bytes of bodies and attributes (one
+# SendMessageBatch fits: SQS caps its total at 1 MiB).
+ENTRY_BYTES = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One waiting message: its body key (codec.body_key), the message, when it is
+    visible."""
+
+    key: int
+    stored: StoredMessage
+    visible_at: float
+
+
+@dataclasses.dataclass
+class Read:
+    """What a read found: the messages, the last stream sequence read (the ledger's
+    cursor once taken), and about how many messages wait beyond it."""
+
+    entries: list[Entry]
+    last: int
+    waiting: int
+    read: int = 0  # stream messages taken
+
+
+def _packed(
+    messages: Sequence[tuple[StoredMessage, float]],
+) -> list[list[tuple[StoredMessage, float]]]:
+    """A send's messages in as few entries as carry them: one, unless together they pass
+    ENTRY_BYTES of body (each message alone fits: fitness.py)."""
+    packs: list[list[tuple[StoredMessage, float]]] = [[]]
+    size = 0
+    for message in messages:
+        length = len(message[0].body) + sum(
+            len(a.string_value or "") + len(a.binary_value or b"")
+            for a in message[0].attributes.values()
+        )
+        if packs[-1] and (size + length > ENTRY_BYTES or len(packs[-1]) >= codec.SLOTS):
+            packs.append([])
+            size = 0
+        packs[-1].append(message)
+        size += length
+    return packs
+
+
+class Backlog:
+    def __init__(self, res: edge.Resources, bodies: Bodies) -> None:
+        self._res = res
+        self._bodies = bodies
+        # incarnation -> messages per entry in its last read (a hint for the next)
+        self._per_entry: dict[str, float] = {}
+
+    async def publish(
+        self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
+    ) -> list[int]:
+        """Append the messages, in order, as one entry (one publish) when they fit; their
+        body keys, once JetStream has them all."""
+        res = self._res
+        subject = res.backlog_subject(incarnation)
+        if not messages:
+            return []
+
+        async def one(pack: list[tuple[StoredMessage, float]]) -> list[int]:
+            data = codec.encode_entry(pack)
+            edge.fits(res.js, data)
+            with edge.translated():
+                ack = await res.js.publish(
+                    subject,
+                    data,
+                    stream=res.body_stream,
+                    # A publish the client library retries is stored once.
+                    headers={"Nats-Msg-Id": pack[0][0].id},
+                )
+            keys = [codec.body_key(ack.seq, i) for i in range(len(pack))]
+            for key, (stored, _) in zip(keys, pack, strict=True):
+                self._bodies.keep(key, (stored.body, stored.attributes, stored.trace_header))
+            return keys
+
+        # One connection writes them in this order, so their sequences are send order.
+        packs = await asyncio.gather(*(one(pack) for pack in _packed(messages)))
+        # Long polls of other processes: a hint (they also look by themselves).
+        with contextlib.suppress(nats.errors.Error):
+            await res.nc.publish(res.wake_subject(incarnation), b"")
+        return [key for keys in packs for key in keys]
+
+    async def read(self, incarnation: str, after: int, limit: int) -> Read:
+        """The entries after stream sequence `after`, until they hold `limit` messages
+        or more. One request: a batched direct get (nats-server 2.11)."""
+        res = self._res
+        request = {
+            "seq": after + 1,
+            "next_by_subj": res.backlog_subject(incarnation),
+            # Entries, not messages: as many as hold `limit` messages at the queue's
+            # last seen messages per entry (one per SendMessage, ten per full batch).
+            "batch": max(math.ceil(limit / self._per_entry.get(incarnation, 1.0)), 1),
+            "max_bytes": READ_MAX_BYTES,
+        }
+        found = Read([], after, 0)
+        inbox = res.nc.new_inbox()
+        with edge.translated():
+            sub = await res.nc.subscribe(inbox)
+            try:
+                await res.nc.publish(
+                    f"$JS.API.DIRECT.GET.{res.body_stream}", orjson.dumps(request), reply=inbox
+                )
+                while True:
+                    msg = await sub.next_msg(timeout=edge.REQUEST_TIMEOUT_SECONDS)
+                    headers = msg.headers or {}
+                    status = headers.get("Status")
+                    if status == "404":
+                        return found
+                    if status is not None:  # 204: end of the batch
+                        if status != "204":
+                            raise StoreUnavailable(f"JetStream: direct get answered {status}")
+                        found.waiting += int(headers.get("Nats-Num-Pending", 0))
+                        return self._counted(incarnation, found)
+                    if len(found.entries) < limit:
+                        self._take(found, msg.data, int(headers["Nats-Sequence"]))
+                        found.read += 1
+                    else:
+                        found.waiting += 1
+            finally:
+                await sub.unsubscribe()
+
+    def forget(self, incarnation: str) -> None:
+        """The queue of this incarnation was deleted: its hint goes with it."""
+        self._per_entry.pop(incarnation, None)
+
+    def _counted(self, incarnation: str, found: Read) -> Read:
+        """`found` with its waiting entries counted as messages, at the messages per
+        entry of what it read (or of the queue's last read): an estimate, as SQS's
+        ApproximateNumberOfMessages is."""
+        if found.read:
+            self._per_entry[incarnation] = len(found.entries) / found.read
+        found.waiting = round(found.waiting * self._per_entry.get(incarnation, 1.0))
+        return found
+
+    def _take(self, found: Read, data: bytes, seq: int) -> None:
+        for index, (stored, visible_at) in enumerate(codec.decode_entry(data)):
+            key = codec.body_key(seq, index)
+            self._bodies.keep(key, (stored.body, stored.attributes, stored.trace_header))
+            found.entries.append(Entry(key, stored, visible_at))
+        found.last = seq
+
+    async def waiting(self, incarnation: str, after: int) -> int:
+        """How many entries wait after sequence `after`."""
+        found = await self.read(incarnation, after, 1)
+        return len(found.entries) + found.waiting
+
+    async def last(self, incarnation: str) -> int:
+        """The sequence of the queue's last entry, or 0."""
+        res = self._res
+        try:
+            with edge.translated():
+                msg = await res.js.get_last_msg(res.body_stream, res.backlog_subject(incarnation))
+        except StoreUnavailable as error:
+            if isinstance(error.__cause__, nats.js.errors.NotFoundError):
+                return 0
+            raise
+        return int(msg.seq or 0)
+
+    async def drop(self, incarnation: str, *, below: int | None = None) -> None:
+        """Remove the queue's entries (those before sequence `below`, when given)."""
+        res = self._res
+        with edge.translated():
+            await res.js.purge_stream(
+                res.body_stream, subject=res.backlog_subject(incarnation), seq=below
+            )

@@ -1,0 +1,137 @@
+"""The JetStream store has no depth limit: a queue deeper than its ledger's window
+(10,000 messages and more) takes every send and gives every message back, while the
+ledger, the one entry each receive reads and writes, stays as small as what is in
+flight. JetStream-only: the ledger and its window are this store's own (the contract
+suite says what every store does; this says what keeps this one's cost level).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from hopper.core.clock import FakeClock
+from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, Receipt
+from hopper.store.jetstream import JetStreamQueueStore
+
+from .servers import one_node
+from .stores import drop_prefix
+
+DEPTH = 11_000
+
+
+def _ignore(key: QueueKey, count: int | None = None) -> None:
+    pass
+
+
+async def _ledger_size(store: JetStreamQueueStore, key: QueueKey) -> int:
+    loaded = await store._p.steps.load(key, take=False)
+    assert loaded is not None
+    return len(loaded.raw or b"")
+
+
+def _message(i: int, fifo: bool) -> NewMessage:
+    if not fifo:
+        return NewMessage(id=str(uuid.uuid4()), body=f"m{i}")
+    return NewMessage(
+        id=str(uuid.uuid4()), body=f"m{i}", group_id=f"g{i % 10}", deduplication_id=f"d{i}"
+    )
+
+
+async def _fill(store: JetStreamQueueStore, key: QueueKey, clock: FakeClock, fifo: bool) -> None:
+    for start in range(0, DEPTH, 500):
+        batches = [
+            [_message(i, fifo) for i in range(j, j + 10)]
+            for j in range(start, min(start + 500, DEPTH), 10)
+        ]
+        await asyncio.gather(*(store.send(key, b, now=clock.now()) for b in batches))
+
+
+async def _drain(
+    store: JetStreamQueueStore, key: QueueKey, clock: FakeClock
+) -> tuple[list[Delivery], int]:
+    """Every delivery, in order, and the largest ledger seen on the way."""
+    seen: list[Delivery] = []
+    largest = 0
+    while True:
+        got = await store.receive(key, max_messages=10, visibility_timeout=30, now=clock.now())
+        if not got:
+            return seen, largest
+        seen += got
+        receipts = [Receipt(d.message.id, d.token) for d in got]
+        await store.delete(key, receipts, refuse_expired=False, now=clock.now())
+        largest = max(largest, await _ledger_size(store, key))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["deep", "deep.fifo"])
+async def test_a_queue_deeper_than_the_old_limit_drains_whole_with_a_small_ledger(
+    name: str,
+) -> None:
+    clock = FakeClock()
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
+    await store.start(_ignore)
+    fifo = name.endswith(".fifo")
+    try:
+        key = QueueKey("000000000000", name)
+        config = QueueConfig(fifo=True) if fifo else QueueConfig()
+        await store.create_queue(key, config, {}, now=clock.now())
+        # given a queue holding more messages than the old one-entry limit (10,000)
+        await _fill(store, key, clock, fifo)
+        assert (await store.stats(key, now=clock.now())).visible == DEPTH
+        # when it is drained ten at a time
+        seen, largest = await _drain(store, key, clock)
+        # then every message came back once (a FIFO group's in order), and the ledger
+        # never held the backlog
+        assert sorted(d.message.body for d in seen) == sorted(f"m{i}" for i in range(DEPTH))
+        if fifo:
+            for group in range(10):
+                mine = [
+                    d.message.sequence_number for d in seen if d.message.group_id == f"g{group}"
+                ]
+                assert mine == sorted(mine)
+        # what is in flight and the next 200 read ahead, about 165 bytes each
+        assert largest < 64 * 1024, largest
+        assert (await store.stats(key, now=clock.now())).visible == 0
+    finally:
+        await store.close()
+        await drop_prefix(one_node().url, prefix)
+
+
+async def test_receives_wait_while_the_ledger_holds_its_window_in_flight() -> None:
+    """The declared difference (README, "The JetStream store"): a queue serves at most
+    its ledger's window in flight (5,000 by default; SQS allows 120,000), and the
+    backlog behind them as they leave. A window of 30 here, to see it quickly."""
+    clock = FakeClock()
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock, window=30)
+    await store.start(_ignore)
+    try:
+        key = QueueKey("000000000000", "windowed")
+        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        for i in range(100):
+            await store.send(key, [_message(i, fifo=False)], now=clock.now())
+        # given the window's worth of messages in flight
+        held = []
+        for _ in range(10):
+            held += await store.receive(
+                key, max_messages=10, visibility_timeout=600, now=clock.now()
+            )
+        assert len(held) == 30
+        # when ten of them are deleted
+        receipts = [Receipt(d.message.id, d.token) for d in held[:10]]
+        await store.delete(key, receipts, refuse_expired=False, now=clock.now())
+        # then ten more of the backlog are served, and no more
+        more = []
+        for _ in range(3):
+            more += await store.receive(
+                key, max_messages=10, visibility_timeout=600, now=clock.now()
+            )
+        assert len(more) == 10
+        assert (await store.stats(key, now=clock.now())).in_flight == 30
+    finally:
+        await store.close()
+        await drop_prefix(one_node().url, prefix)
