@@ -2,7 +2,8 @@
 hopper on PostgreSQL (a fresh schema, dropped afterwards), hopper on a single-node
 JetStream of its own (a nats-server on a free port and a temporary directory, removed
 afterwards) and on a three-node cluster of its own with everything replicated thrice,
-moto and LocalStack (bench/localstack.py)."""
+moto, LocalStack (bench/localstack.py) and the floor (bench/floor_server.py: uvicorn
+and Starlette answering a fixed body)."""
 
 from __future__ import annotations
 
@@ -110,8 +111,15 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
         "hopper-memory": hopper,
         "hopper-postgres": [*hopper, "--database-url", database, "--database-schema", schema],
         "moto": [sys.executable, str(ROOT / "bench" / "moto_server.py"), str(port)],
+        "floor": [sys.executable, str(ROOT / "bench" / "floor_server.py"), str(port)],
+        # The HTTP layer's comparison: hopper in memory on other HTTP servers.
+        "hopper-asgi": [sys.executable, str(ROOT / "bench" / "hopper_asgi.py"), *hopper[3:]],
+        "hopper-granian": _granian("asgi", "hopper.app:create_app_from_environment", port),
+        "hopper-rsgi": _granian("rsgi", "bench.granian_rsgi:app", port),
     }
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'server'}:{ROOT}"}
+    if name in ("hopper-granian", "hopper-rsgi"):
+        env = {**env, "HOPPER_RELAXED_TIMING": "1", "HOPPER_LOG_LEVEL": "warning"}
     if name == "hopper-jetstream":
         commands[name] = [*hopper, "--nats-url", _nats_server(nats)]
     elif name == "hopper-jetstream-r3":
@@ -133,6 +141,15 @@ def _start(name: str, schema: str, nats: list[tuple[subprocess.Popen[bytes], str
         log,
         Meter(process.pid, backend_pids=[p.pid for p, _ in nats[earlier:]]),
     )
+
+
+def _granian(interface: str, factory: str, port: int) -> list[str]:
+    """granian serving `factory`'s app on one worker, uvloop, HTTP/1.1, no access log."""
+    return [
+        sys.executable, "-m", "granian", "--interface", interface, "--factory", factory,
+        "--host", HOST, "--port", str(port), "--loop", "uvloop", "--http", "1", "--no-ws",
+        "--log-level", "warning", "--no-access-log", "--workers", "1",
+    ]
 
 
 def _nats_server(started: list[tuple[subprocess.Popen[bytes], str]]) -> str:

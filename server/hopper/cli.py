@@ -280,15 +280,16 @@ def _store_usable(settings: Settings) -> bool:
 
 
 def _http_protocol() -> Any:
-    """uvicorn's httptools protocol with hopper's connection limits (hopper.connection_limits),
-    or uvicorn's pick (h11) without httptools: idle connections then close after the
-    idle timeout, but nothing bounds a slow request or the number of connections."""
+    """uvicorn's httptools protocol with hopper's connection limits (hopper.connection_limits)
+    and SQS calls served without an ASGI cycle (hopper.direct), or uvicorn's pick (h11)
+    without httptools: idle connections then close after the idle timeout, but nothing
+    bounds a slow request or the number of connections."""
     if not _importable("httptools"):
         log.warning("hopper: without httptools ('.[fast]') slow requests are not timed out")
         return "auto"
-    from hopper.connection_limits import GuardedProtocol
+    from hopper.direct import DirectProtocol
 
-    return GuardedProtocol
+    return DirectProtocol
 
 
 def _declared_text(settings: Settings) -> str:

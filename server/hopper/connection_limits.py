@@ -143,14 +143,20 @@ class GuardedProtocol(HttpToolsProtocol):
                 )
 
     def on_headers_complete(self) -> None:
-        self.in_head, self.head_bytes = False, 0
-        self.heads += 1
+        self._head_parsed()
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
+        self._request_parsed()
+        super().on_message_complete()
+
+    def _head_parsed(self) -> None:
+        self.in_head, self.head_bytes = False, 0
+        self.heads += 1
+
+    def _request_parsed(self) -> None:
         self.in_head = True
         self._disarm()
-        super().on_message_complete()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

@@ -116,6 +116,9 @@ def refusing_in_one_line(app: AsgiApp, refused: Callable[[str], None]) -> AsgiAp
                 await send(message)
             raise
 
+    # SQS calls pass through unchanged: the direct path (hopper/direct.py) may serve
+    # them from `app`'s endpoint.
+    wrapped.sqs_inner = app  # type: ignore[attr-defined]
     return wrapped
 
 

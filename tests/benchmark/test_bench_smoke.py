@@ -7,6 +7,7 @@ that each command runs through and prints or draws what it should."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -29,19 +30,34 @@ def run_bench(*args: str) -> str:
     return done.stdout
 
 
-def test_the_benchmark_runs_every_workload_against_the_memory_store():
+def test_the_benchmark_runs_every_workload_against_the_memory_store_and_the_floor():
     table = run_bench(
-        "bench", "--targets", "hopper-memory", "--seconds", "0.3", "--runs", "1",
+        "bench", "--targets", "hopper-memory", "floor", "--seconds", "0.3", "--runs", "1",
         "--clients", "4", "--rate", "50",
     )
-    rows = {line.split("  ")[0]: line for line in table.splitlines()}
+    rows = columns(table)
     for label in ("SendMessage", "SendMessageBatch of 10", "drain (receive 10 + delete)",
                   "FIFO SendMessage", "FIFO SendMessageBatch of 10", "FIFO drain"):
-        for unit in ("msg/s", "CPU us/msg"):
-            name = f"{label}, {unit}"
-            # The first column after the label, hopper-memory's, holds a figure, not "-".
-            assert rows[name].split()[len(name.split())] != "-", rows[name]
+        for unit in ("msg/s", "CPU us/msg", "CPU floors"):
+            assert rows[f"{label}, {unit}"]["hopper-memory"] != "-", rows[f"{label}, {unit}"]
+    # The floor serves SendMessage only; its CPU per request is the unit of the floors.
+    assert rows["SendMessage, CPU us/msg"]["floor"] != "-"
+    assert rows["SendMessage, CPU floors"]["floor"] == "1.00"
+    assert rows["drain (receive 10 + delete), msg/s"]["floor"] == "-"
     assert "end-to-end p50, ms" in rows
+
+
+def columns(table: str) -> dict[str, dict[str, str]]:
+    """The table's cells by row label and column header (cells are set apart by two
+    spaces or more; a cell holds at most single spaces)."""
+    lines = [line for line in table.splitlines() if line and not line.startswith("-")]
+    header = re.split(r"\s{2,}", lines[0].strip())
+    rows = {}
+    for line in lines[1:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) >= len(header):  # the notes under the table are no rows
+            rows[cells[0]] = dict(zip(header, cells[1:], strict=False))
+    return rows
 
 
 def test_the_scale_section_draws_every_curve(tmp_path):

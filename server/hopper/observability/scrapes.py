@@ -59,6 +59,8 @@ def guard(app: AsgiApp, scrapes: Scrapes) -> AsgiApp:
                 return
         await app(scope, receive, send)
 
+    # SQS calls pass through unchanged: the direct path (hopper/direct.py) may serve them.
+    guarded.sqs_inner = app  # type: ignore[attr-defined]
     return guarded
 
 

@@ -9,9 +9,11 @@ from hopper.core.model import QueueKey
 from hopper.wire.regions import scoped_account
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RequestContext:
-    """One request's circumstances, built by the transport (http.py) per request.
+    """One request's circumstances, built by the transport (http.py) per request, and
+    not changed after (not frozen only because a frozen dataclass is dearer to make:
+    see http.Incoming).
 
     `base_url` is "scheme://host[:port]" as the client addressed us, so queue URLs
     handed back work from where the client stands. `path_queue` is set when the

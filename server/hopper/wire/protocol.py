@@ -58,6 +58,18 @@ async def read_bounded(
     """The whole body, refusing (RequestEntityTooLarge) one longer than `limit` bytes:
     by its declared Content-Length before reading anything, and by counting while it
     streams, so a chunked or lying request cannot make us buffer more than `limit`."""
+    read_declared(content_length, limit)
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > limit:
+            raise body_too_large(limit)
+    return bytes(body)
+
+
+def read_declared(content_length: str | None, limit: int) -> None:
+    """Refuse (RequestEntityTooLarge) a body whose declared Content-Length is over
+    `limit`, before reading any of it."""
     declared = (content_length or "").strip()
     # Only ASCII digits are a length (int() also takes "²"-like digits and refuses
     # 4,300 of them); a length longer than 18 digits is over any limit without int().
@@ -65,12 +77,6 @@ async def read_bounded(
         len(declared) > 18 or int(declared) > limit
     ):
         raise body_too_large(limit)
-    body = bytearray()
-    async for chunk in chunks:
-        body += chunk
-        if len(body) > limit:
-            raise body_too_large(limit)
-    return bytes(body)
 
 
 def body_limit(headers: Mapping[str, str], max_body_bytes: int) -> int:

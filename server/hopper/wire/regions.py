@@ -21,14 +21,32 @@ _SCOPE = re.compile(r"[^/\s,]+/\d{8}/([a-z0-9-]+)/sqs/aws4_request")
 _QUALIFIER = ":"
 
 
+# Credential -> the region its scope names (None: none): a client signs every request
+# for the same scope all day. The pattern cannot cross a comma, so the text before the
+# first one decides. Bounded: emptied when full.
+_REGIONS: dict[str, str | None] = {}
+_REGIONS_MAX = 4096
+
+
 def request_region(headers: Mapping[str, str], query_string: bytes, home: str) -> str:
     """The region a request is signed for; `home` when it names none."""
     credential = headers.get("authorization", "").partition("Credential=")[2]
     if not credential and b"X-Amz-Credential" in query_string:
         fields = dict(parse_qsl(query_string.decode("latin-1")))
         credential = fields.get("X-Amz-Credential", "")
+    scope = credential.partition(",")[0]
+    if scope in _REGIONS:
+        region = _REGIONS[scope]
+    else:
+        if len(_REGIONS) >= _REGIONS_MAX:
+            _REGIONS.clear()
+        region = _REGIONS[scope] = _scope_region(scope)
+    return home if region is None else region
+
+
+def _scope_region(credential: str) -> str | None:
     match = _SCOPE.match(credential)
-    return match.group(1) if match else home
+    return match.group(1) if match else None
 
 
 def scoped_account(account: str, region: str, home: str | None) -> str:

@@ -9,8 +9,9 @@ No asyncpg exception escapes the store: `translated` turns each into the core's
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 
@@ -111,6 +112,33 @@ async def deadlock_retried(
             if attempt == attempts or in_transaction:
                 raise
     raise AssertionError("unreachable")
+
+
+def receive_lock(key: QueueKey) -> int:
+    """The key of `key`'s receive lock (an advisory lock; lock_queue_for_receive): a
+    signed 64-bit number of the queue's account and name, made here so that it can be
+    written into a statement (see receive_turn)."""
+    digest = hashlib.blake2b(f"{key.account}/{key.name}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+@contextlib.asynccontextmanager
+async def receive_turn(connection: Connectable, key: QueueKey) -> AsyncIterator[None]:
+    """A transaction holding `key`'s receive lock: FIFO receives of a queue (and moves
+    out of it) take turns. BEGIN and the lock go in one round trip -- the simple query
+    protocol takes several statements, but no parameters, hence the lock's key is a
+    number made here -- where asyncpg's transaction() and a prepared lock statement
+    took two. Committed at the end; rolled back when the body fails."""
+    await connection.execute(f"BEGIN; SELECT pg_advisory_xact_lock({receive_lock(key)})")
+    try:
+        yield
+    except BaseException:
+        # Best effort: a broken connection has no transaction left, and the pool rolls
+        # back one left open on release anyway. The body's own error is what counts.
+        with contextlib.suppress(*DATABASE_ERRORS):
+            await connection.execute("ROLLBACK")
+        raise
+    await connection.execute("COMMIT")
 
 
 @contextlib.contextmanager

@@ -55,6 +55,8 @@ from hopper.store.postgres.pool import (
     fetchrow_planned_for_values,
     listening_connection,
     open_pool,
+    receive_lock,
+    receive_turn,
     translated,
 )
 from hopper.store.postgres.queues import QueueStatements
@@ -75,6 +77,11 @@ from hopper.store.postgres.sends import Sender
 from hopper.store.postgres.slots import DispatchSlotStatements
 from hopper.store.postgres.tasks import MoveTaskStatements
 from hopper.store.postgres.vacuum import Vacuum
+
+# A FIFO receive sweeps its queue's expired deduplication ids once in this many.
+DEDUP_SWEEP_EVERY = 64
+# At most this many FIFO receives share a turn under their queue's receive lock.
+FIFO_TURN_RECEIVES = 16
 
 # What deletes may share a statement on: the queue, the clock's reading, whether lapsed
 # receipts are refused.
@@ -121,6 +128,8 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatem
         # (receive_fifo_messages's $7): then the next claim walks the queue straight
         # away instead of first counting its groups.
         self._many_groups: dict[QueueKey, bool] = {}
+        # FIFO queues: receives here so far, for _dedup_sweep_due.
+        self._fifo_receives: Counter[QueueKey] = Counter()
         self.vacuum = Vacuum(self._vacuum_messages)
         self._sender = Sender(lambda: self._on, self._sql, coalesce=coalesce)
         # Look-ups of queues' rows share statements: the core reads a queue's record at
@@ -134,6 +143,11 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatem
         )
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
             self._claim_group, size=lambda place: 1
+        )
+        # FIFO receives of a queue take turns under its receive lock; those waiting for
+        # a turn share the next one (one transaction, their claims one after another).
+        self._fifo_turns: Coalescer[ClaimGroup, int, list[Delivery]] = Coalescer(
+            self._fifo_turn, size=lambda wanted: 1, max_items=FIFO_TURN_RECEIVES, parallel=1
         )
         self._dead_lettered: Counter[QueueKey] = Counter()
 
@@ -182,6 +196,7 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatem
         await self._lookups.close()
         await self._deletes.close()
         await self._claims.close()
+        await self._fifo_turns.close()
         await self.vacuum.close()
         listener, self.listener = self.listener, None
         pool, self._pool = self._pool, None
@@ -304,11 +319,18 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatem
     ) -> list[Delivery]:
         """A FIFO receive: one transaction under the queue's receive lock, since group
         locking must see the leases of the receive before it, and an attempt id is
-        replayed or recorded together with its claim."""
+        replayed or recorded together with its claim. Without an attempt id, receives
+        of the queue that wait for the lock share a turn (_fifo_turn)."""
+        if attempt_id is None and self._coalesce:
+            group = (key, float(visibility_timeout), now)
+            [deliveries] = await self._fifo_turns.submit(group, [max_messages])
+            return deliveries
         window = float(limits.RECEIVE_ATTEMPT_WINDOW_SECONDS)
-        async with self._db.acquire() as connection, connection.transaction():
-            await connection.execute(self._sql["lock_queue_for_receive"], key.account, key.name)
-            await connection.execute(self._sql["forget_dedup_ids"], key.account, key.name, now)
+        async with self._db.acquire() as connection, receive_turn(connection, key):
+            if self._dedup_sweep_due(key):
+                await connection.execute(
+                    self._sql["forget_dedup_ids"], key.account, key.name, now
+                )
             if attempt_id is not None:
                 rows = await connection.fetch(
                     self._sql["replay_receive_attempt"],
@@ -329,6 +351,34 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatem
                     window,
                 )
         return deliveries
+
+    async def _fifo_turn(self, group: ClaimGroup, wanted: list[int]) -> list[list[Delivery]]:
+        """One turn under the queue's receive lock for FIFO receives that waited for it:
+        their claims in one transaction, one after another, each seeing the leases of
+        the claims before it as it would in a turn of its own (the same statement, its
+        own limit), with one BEGIN, lock and COMMIT for all. A receive whose client
+        hung up meanwhile still gets its claim, leased to nobody until the lease runs
+        out, as a lone receive's would."""
+        key, visibility_timeout, now = group
+        async with self._db.acquire() as connection, receive_turn(connection, key):
+            if self._dedup_sweep_due(key):
+                await connection.execute(
+                    self._sql["forget_dedup_ids"], key.account, key.name, now
+                )
+            return [
+                await self._claim_all(connection, key, limit, visibility_timeout, now)
+                for limit in wanted
+            ]
+
+    def _dedup_sweep_due(self, key: QueueKey) -> bool:
+        """Whether a FIFO receive of `key` sweeps the queue's deduplication ids past
+        their window (forget_dedup_ids): the first receive of the queue here and every
+        DEDUP_SWEEP_EVERY-th after it. Swept at every receive, it was one round trip in
+        five; an expired id waits as a row the next send of that id reuses, so a sweep
+        some receives later costs nothing but a few rows."""
+        count = self._fifo_receives[key]
+        self._fifo_receives[key] = count + 1
+        return count % DEDUP_SWEEP_EVERY == 0
 
     async def _claim_all(
         self,
@@ -567,7 +617,7 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatem
                     # Moves take turns with the queue's receives, as receives do: a
                     # receive must not claim past a group's message being moved away.
                     await connection.execute(
-                        self._sql["lock_queue_for_receive"], source.account, source.name
+                        self._sql["lock_queue_for_receive"], receive_lock(source)
                     )
                 row = await connection.fetchrow(self._sql["move_messages"], *args)
         if row is None or row["queue_id"] is None:

@@ -364,10 +364,12 @@ JOIN queues q ON q.id = f.queue_id
 WHERE q.account = $1 AND q.name = $2 AND f.dedup_id = $3;
 
 -- name: lock_queue_for_receive
--- Take a queue's receive lock for the transaction. $1 account, $2 queue name.
+-- Take a queue's receive lock for the transaction. $1 the lock's key (pool.receive_lock:
+-- a number of the queue's account and name).
 -- FIFO receives of one queue take turns: group locking must see the leases of the
--- receive before it, which a statement running concurrently could not.
-SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));
+-- receive before it, which a statement running concurrently could not. (A FIFO
+-- receive sends the same lock with its BEGIN: pool.receive_turn.)
+SELECT pg_advisory_xact_lock($1::int8);
 
 -- name: replay_receive_attempt
 -- Replay a FIFO receive attempt. $1 account, $2 queue name, $3 now, $4 attempt id, $5 the
