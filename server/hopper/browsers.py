@@ -45,7 +45,7 @@ ANY = "*"
 # Where the browser marks a request as its own page's, or the user's (typed, bookmarked).
 _OWN_SITES = frozenset({"same-origin", "none"})
 _CONSOLE_API = "/dashboard/api/"
-_HOSTS_REMEMBERED = 1024
+HOSTS_REMEMBERED = 1024
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class Browsers:
     def _host_allowed(self, host: str) -> bool:
         allowed = self._hosts_seen.get(host)
         if allowed is None:
-            if len(self._hosts_seen) >= _HOSTS_REMEMBERED:
+            if len(self._hosts_seen) >= HOSTS_REMEMBERED:
                 self._hosts_seen.clear()
             allowed = self._hosts_seen[host] = self._host_answered(host)
         return allowed

@@ -165,13 +165,13 @@ def test_the_console_page_runs_only_its_own_files_and_cannot_be_framed(server):
 
 
 def test_a_hosts_answer_is_the_same_when_remembered_and_the_memory_stays_bounded():
-    from hopper.browsers import _HOSTS_REMEMBERED, Browsers
+    from hopper.browsers import HOSTS_REMEMBERED, Browsers
 
     browsers = Browsers(frozenset(), frozenset())
     for _ in range(2):  # the second time from memory
         assert browsers._host_allowed("127.0.0.1:9324")
         assert not browsers._host_allowed("rebound.example:9324")
-    for n in range(_HOSTS_REMEMBERED * 2):
+    for n in range(HOSTS_REMEMBERED * 2):
         browsers._host_allowed(f"h{n}.example")
-    assert len(browsers._hosts_seen) <= _HOSTS_REMEMBERED
+    assert len(browsers._hosts_seen) <= HOSTS_REMEMBERED
     assert not browsers._host_allowed("rebound.example:9324")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import asyncpg
 
@@ -36,9 +36,7 @@ from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import (
     Delivery,
     NewMessage,
-    PeekedMessage,
     QueueKey,
-    QueueStats,
     Receipt,
     ReceiptOutcome,
     ReceiptResult,
@@ -48,11 +46,11 @@ from hopper.core.model import (
 from hopper.core.store import WakeUp
 from hopper.core.wakeups import news
 from hopper.store.postgres.coalesce import Coalescer
+from hopper.store.postgres.counts import CountStatements
 from hopper.store.postgres.listener import Listener
 from hopper.store.postgres.pool import (
     DATABASE_ERRORS,
     deadlock_retried,
-    fetchrow_planned_for_values,
     listening_connection,
     open_pool,
     receive_lock,
@@ -63,9 +61,6 @@ from hopper.store.postgres.queues import QueueStatements
 from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone
 from hopper.store.postgres.rows import (
     delivery,
-    found,
-    found_id,
-    peeked,
 )
 from hopper.store.postgres.schema import (
     Connectable,
@@ -91,7 +86,9 @@ DeleteGroup = tuple[QueueKey, float | None, bool]
 ClaimGroup = tuple[QueueKey, float, float | None]
 
 
-class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatements):
+class PostgresQueueStore(
+    QueueStatements, CountStatements, MoveTaskStatements, DispatchSlotStatements
+):
     def __init__(
         self,
         dsn: str,
@@ -505,98 +502,6 @@ class PostgresQueueStore(QueueStatements, MoveTaskStatements, DispatchSlotStatem
         if self.listener is not None and any(r.outcome is ReceiptOutcome.OK for r in results):
             self.listener.poke(key)
         return results
-
-    async def purge(self, key: QueueKey, *, now: float | None) -> int:
-        with translated(key):
-            row = await self._planned_for_values("purge", key.account, key.name, now)
-        purged = int(found_id(row, key)["purged"])
-        self.vacuum.deleted(purged)
-        return purged
-
-    async def last_purged_at(self, key: QueueKey) -> float | None:
-        with translated(key):
-            row = await self._db.fetchrow(self._sql["last_purged_at"], key.account, key.name)
-        purged_at: float | None = found(row, key)["last_purged_at"]
-        return purged_at
-
-    async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
-        with translated(key):
-            row = found_id(
-                await self._planned_for_values("stats", key.account, key.name, now), key
-            )
-        return QueueStats(
-            visible=row["visible"],
-            in_flight=row["in_flight"],
-            delayed=row["delayed"],
-            oldest_sent_at=row["oldest_sent_at"],
-            oldest_visible_sent_at=row["oldest_visible_sent_at"],
-            redelivered=row["redelivered"],
-            redeliveries=int(row["redeliveries"]),
-        )
-
-    async def count_in_flight(self, key: QueueKey, *, now: float | None) -> int:
-        # One statement on its generic plan (the queue's rows through its index), where
-        # `stats` needs a plan for its values and so a transaction around it: four round
-        # trips become one on the receive path.
-        with translated(key):
-            row = found_id(
-                await self._db.fetchrow(
-                    self._sql["count_in_flight"], key.account, key.name, now
-                ),
-                key,
-            )
-        counted: int = row["in_flight"]
-        return counted
-
-    async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
-        with translated(key):
-            row = found_id(
-                await self._planned_for_values("next_visible_at", key.account, key.name, now),
-                key,
-            )
-        at: float | None = row["next_visible_at"]
-        return at
-
-    async def _planned_for_values(self, name: str, *args: object) -> asyncpg.Record | None:
-        """One row of statement `name`, planned for these values (see pool.py)."""
-        return await fetchrow_planned_for_values(self._db, self._sql[name], *args)
-
-    # --- operators (metrics and the dashboard) ------------------------------------------
-
-    async def peek(self, key: QueueKey, *, limit: int, now: float | None) -> list[PeekedMessage]:
-        with translated(key):
-            rows = await self._db.fetch(
-                self._sql["peek_messages"], key.account, key.name, now, limit
-            )
-        if rows[0]["found_queue_id"] is None:
-            raise QueueNotFound(key)
-        return [peeked(row) for row in rows if row["id"] is not None]
-
-    async def discard(self, key: QueueKey, message_id: str, *, now: float | None) -> bool:
-        with translated(key):
-            row = await self._db.fetchrow(
-                self._sql["discard_message"], key.account, key.name, now, message_id
-            )
-        discarded = bool(found_id(row, key)["discarded"])
-        self.vacuum.deleted(int(discarded))
-        return discarded
-
-    async def accounts(self) -> list[str]:
-        with translated():
-            rows = await self._db.fetch(self._sql["accounts"])
-        return [row["account"] for row in rows]
-
-    def dead_lettered(self) -> Mapping[QueueKey, int]:
-        return {key: moved for key, moved in self._dead_lettered.items() if moved}
-
-    # --- retention ------------------------------------------------------------------
-
-    async def sweep_expired(self, *, limit: int, now: float | None) -> int:
-        with translated():
-            # Rows of deleted queues are no expired messages, only garbage: not counted.
-            await self._db.fetchval(self._sql["sweep_orphans"], limit)
-            row = await self._planned_for_values("sweep_expired", now, limit)
-        return 0 if row is None else int(row[0])
 
     # --- message move tasks -----------------------------------------------------------
 
