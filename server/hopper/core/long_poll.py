@@ -53,6 +53,8 @@ log = logging.getLogger("hopper.long_poll")
 Release = Callable[[QueueKey, list[Delivery]], Awaitable[object]]
 Gone = Callable[[], Awaitable[object]]
 T = TypeVar("T")
+# How long a shutdown waits for the releases still running.
+_CLOSE_SECONDS = 5.0
 
 
 class LongPolls:
@@ -90,8 +92,11 @@ class LongPolls:
         self.wakeups.notify_all()
 
     async def close(self) -> None:
-        """Wait for the releases still running."""
-        await asyncio.gather(*self._releases, return_exceptions=True)
+        """Wait for the releases still running, for a while: a release the store does
+        not answer in time ends with its lease instead (the message comes back then;
+        nothing is lost), so a store that stopped answering cannot hold the exit."""
+        if self._releases:
+            await asyncio.wait(list(self._releases), timeout=_CLOSE_SECONDS)
 
     async def outlast(self, key: QueueKey, wait: float, call: Callable[[], Awaitable[T]]
                       ) -> tuple[T, float]:

@@ -18,7 +18,9 @@ ServiceFanout): JetStream has no transaction over several queues' ledgers.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,7 +32,11 @@ from hopper.core.errors import StoreUnavailable
 from hopper.sns.errors import NotFound
 from hopper.sns.model import Post, Subscription, Topic
 
+log = logging.getLogger("hopper.jetstream")
+
 _CAS_ATTEMPTS = 20
+# How long closing the connection may take at shutdown.
+CLOSE_SECONDS = 5.0
 _ERRORS = (nats.errors.Error, OSError, TimeoutError)
 
 
@@ -65,9 +71,16 @@ class JetStreamTopicStore:
             raise StoreUnavailable(f"JetStream: {type(error).__name__}: {error}") from error
 
     async def close(self) -> None:
-        if self._nc is not None:
-            await self._nc.close()
-            self._nc = None
+        nc, self._nc = self._nc, None
+        if nc is None:
+            return
+        try:
+            # Bounded, as the queue store's: a shutdown must not wait on a connection
+            # that is reconnecting or a node that stopped answering.
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await nc.close()
+        except Exception as error:  # closing a lost connection may fail; it is gone
+            log.debug("hopper: closing the JetStream topic store: %s", error)
 
     async def _get(self, key: str) -> tuple[dict[str, Any], int] | None:
         try:
