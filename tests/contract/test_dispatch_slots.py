@@ -1,8 +1,5 @@
 """Store contract: a queue's dispatch slots (Hopper.Dispatch's maxConcurrency across
-processes), leases that a holder renews and that free themselves when they run out.
-
-Not on the JetStream store: it is being rewritten natively (issue 26), and the new
-store takes these two verbs with it; the dispatcher counts calls in process there."""
+processes), leases that a holder renews and that free themselves when they run out."""
 
 from __future__ import annotations
 
@@ -14,9 +11,7 @@ from hopper.core.store import QueueStore
 from .factories import key
 from .stores import STORES
 
-pytestmark = pytest.mark.parametrize(
-    "store", [s for s in STORES if s.id != "jetstream"], indirect=True
-)
+pytestmark = pytest.mark.parametrize("store", STORES, indirect=True)
 
 
 async def take(store: QueueStore, clock: FakeClock, holder: str, slots: int = 2) -> int | None:

@@ -1,7 +1,7 @@
 """Hopper.Dispatch with several hopper processes over one store: a process killed
 mid-dispatch loses nothing (its leases end, another process delivers; PostgreSQL and
 JetStream), and a queue's calls in flight stay within its maxConcurrency across
-processes (PostgreSQL)."""
+processes (PostgreSQL and JetStream)."""
 
 from __future__ import annotations
 
@@ -61,8 +61,11 @@ def test_nothing_is_lost_when_the_dispatching_process_is_killed(tmp_path: Path, 
             second.stop()
 
 
-def test_calls_in_flight_stay_within_max_concurrency_across_processes(tmp_path: Path):
-    with store_options("postgres") as options, running_function() as function:
+@pytest.mark.parametrize("store", ["postgres", "jetstream"])
+def test_calls_in_flight_stay_within_max_concurrency_across_processes(
+    tmp_path: Path, store: str
+) -> None:
+    with store_options(store) as options, running_function() as function:
         servers = [
             start_hopper(*options, "--relaxed-timing", log=tmp_path / f"{n}.log")
             for n in range(2)

@@ -36,6 +36,11 @@ def _record_key(key: QueueKey) -> str:
     return f"q.{_segment(key.account)}.{_segment(key.name)}"
 
 
+def slots_key(key: QueueKey) -> str:
+    """The queue's dispatch slots (slots.py)."""
+    return f"s.{_segment(key.account)}.{_segment(key.name)}"
+
+
 def _deleted_key(key: QueueKey) -> str:
     return f"d.{_segment(key.account)}.{_segment(key.name)}"
 

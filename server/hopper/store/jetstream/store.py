@@ -34,10 +34,10 @@ from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.deduplication import Windows
 from hopper.store.jetstream.records import Records
+from hopper.store.jetstream.slots import SlotEntries
 from hopper.store.jetstream.steps import WINDOW, Done, Loaded, Steps
 from hopper.store.jetstream.tasks import MoveTasks
 from hopper.store.ledger.rules import LedgerStore
-from hopper.store.ledger.slots import DispatchSlots
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -57,11 +57,10 @@ class _Parts:
     windows: Windows
     steps: Steps
     tasks: MoveTasks
+    slots: SlotEntries
 
 
-# Dispatch slots are this process's alone here (store/ledger/slots.py): maxConcurrency
-# holds per process, not across a cluster, until the native store (issue 26) keeps them.
-class JetStreamQueueStore(DispatchSlots):
+class JetStreamQueueStore:
     def __init__(
         self,
         urls: Sequence[str],
@@ -81,7 +80,6 @@ class JetStreamQueueStore(DispatchSlots):
         self._parts: _Parts | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._wake: WakeUp | None = None
-        self._slots: dict[QueueKey, dict[int, tuple[str, float]]] = {}
         self._reopening: asyncio.Task[None] | None = None
         self._lost: str | None = None
 
@@ -120,7 +118,9 @@ class JetStreamQueueStore(DispatchSlots):
         backlog = Backlog(res, bodies)
         steps = Steps(res, records, bodies, backlog, self._clock, self._window)
         tasks = MoveTasks(res, self._clock)
-        self._parts = _Parts(res, records, bodies, backlog, Windows(res), steps, tasks)
+        self._parts = _Parts(
+            res, records, bodies, backlog, Windows(res), steps, tasks, SlotEntries(res)
+        )
         self._lost = None
         with edge.translated():
             watcher = await res.ledgers.kv.watch(">", meta_only=True)
@@ -584,3 +584,15 @@ class JetStreamQueueStore(DispatchSlots):
 
     async def claim_move_tasks(self, *, lease_until: float, now: float | None) -> list[MoveTask]:
         return await self._p.tasks.claim(lease_until=lease_until, now=self._now(now))
+
+    # --- dispatch slots ---------------------------------------------------------------
+
+    async def take_dispatch_slot(
+        self, key: QueueKey, *, holder: str, slots: int, lease: float, now: float | None
+    ) -> int | None:
+        return await self._p.slots.take(
+            key, holder=holder, slots=slots, lease=lease, at=self._now(now)
+        )
+
+    async def give_back_dispatch_slot(self, key: QueueKey, *, holder: str, slot: int) -> None:
+        await self._p.slots.give_back(key, holder=holder, slot=slot)

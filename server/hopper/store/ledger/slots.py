@@ -1,11 +1,26 @@
-"""Dispatch slots held in one process (QueueStore.take_dispatch_slot): per queue, slot
--> (holder, lease end); the memory store's, and the JetStream store's until it keeps them
-across processes. One process holds every slot, so this is a plain dict."""
+"""Dispatch slots (QueueStore.take_dispatch_slot): per queue, slot -> (holder, lease
+end). `choose` is the rule; `DispatchSlots` keeps the map in one process (the memory
+store: one process holds every slot, so a plain dict), the JetStream store keeps it in
+an entry changed by compare-and-set (store/jetstream/slots.py)."""
 
 from __future__ import annotations
 
 from hopper.core.clock import Clock
 from hopper.core.model import QueueKey
+
+
+def choose(held: dict[int, tuple[str, float]], holder: str, slots: int, at: float) -> int | None:
+    """Which of `slots` slots `holder` takes at `at`, given who holds which (holder,
+    lease end): the one it holds already, else the first free or lapsed, else None.
+    One rule for every store that keeps its slots as such a map."""
+    free = None
+    for slot in range(slots):
+        owner = held.get(slot)
+        if owner is not None and owner[0] == holder:
+            return slot
+        if free is None and (owner is None or owner[1] <= at):
+            free = slot
+    return free
 
 
 class DispatchSlots:
@@ -17,14 +32,7 @@ class DispatchSlots:
     ) -> int | None:
         at = self._clock.time() if now is None else now
         held = self._slots.setdefault(key, {})
-        free = None
-        for slot in range(slots):
-            owner = held.get(slot)
-            if owner is not None and owner[0] == holder:
-                free = slot
-                break
-            if free is None and (owner is None or owner[1] <= at):
-                free = slot
+        free = choose(held, holder, slots, at)
         if free is not None:
             held[free] = (holder, at + lease)
         return free
