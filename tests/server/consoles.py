@@ -42,6 +42,14 @@ class Server:
             config=Config(retries={"total_max_attempts": 1}),
         )
 
+    def sns(self, tenant: tuple[str, str, str] = TENANT_A, region: str = "us-east-1"):
+        key, secret, _ = tenant
+        return boto3.client(
+            "sns", endpoint_url=self.url, region_name=region,
+            aws_access_key_id=key, aws_secret_access_key=secret,
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+
     def account(self, tenant: tuple[str, str, str] = TENANT_A) -> str:
         return tenant[2] if self.auth else "000000000000"
 

@@ -9,6 +9,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -211,18 +212,113 @@ def test_the_console_walks_through_a_queue_and_every_action(
     assert refused == []
 
 
+def test_the_console_lists_a_topic_with_its_subscriptions_and_publishes_to_it(
+    browser, server: Server
+) -> None:
+    sns, sqs = server.sns(), server.sqs()
+    name = unique("orders")
+    topic = sns.create_topic(Name=name)["TopicArn"]
+    queue_name = unique("subscriber")
+    queue = sqs.create_queue(QueueName=queue_name)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
+    queue_arn = queue_arn["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn,
+                  Attributes={"RawMessageDelivery": "true"})
+    # An email subscription waits for its confirmation; its policy's markup stays text.
+    policy = '{"tag": ["<b>bold</b>"]}'
+    sns.subscribe(TopicArn=topic, Protocol="email", Endpoint="ops@example.com",
+                  Attributes={"FilterPolicy": policy})
+    page = Page(browser, server)
+    page.open()
+
+    # The list: the topic, standard, with its two subscriptions.
+    row = f'tr[data-topic="{topic}"]'
+    page.wait.until(lambda _: page.text(f"{row} td.subscription-count") == "2")
+    assert page.text(f"{row} td.name") == name and page.text(f"{row} td.type") == "standard"
+
+    # The topic's page: each subscription as the server holds it.
+    page.find(f"{row} td.name a").click()
+    page.wait.until(lambda _: page.text("#topic-name") == name)
+    page.wait.until(lambda _: len(page.all("#subscriptions tbody tr")) == 2)
+    assert page.text("#topic-arn") == topic
+    assert not page.find("#publish-fifo").is_displayed()
+    rows = {page.text(f"#subscriptions tbody tr:nth-child({n}) td.protocol"):
+            page.text(f"#subscriptions tbody tr:nth-child({n})") for n in (1, 2)}
+    assert rows["sqs"].split("\t") == [
+        "sqs", queue_arn, "raw", "none", "confirmed"]
+    assert rows["email"].split("\t") == [
+        "email", "ops@example.com", "enveloped", policy, "pending confirmation"]
+    assert not page.all("#subscriptions td b")
+
+    # Publish through the form; the subscribed queue receives it.
+    page.find("#publish-message").send_keys("published from the browser")
+    page.find("#publish-subject").send_keys("a subject")
+    page.find("#publish").click()
+    page.wait.until(lambda _: page.text("#publish-result").startswith("published "))
+    message_id = page.text("#publish-result").removeprefix("published ")
+    received = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=5)["Messages"]
+    assert [m["Body"] for m in received] == ["published from the browser"]
+    assert message_id
+    refused = [entry["message"] for entry in browser.get_log("browser")
+               if "Content Security Policy" in entry["message"]]
+    assert refused == []
+
+
+def test_the_console_publishes_to_a_fifo_topic_with_a_group_and_deduplication_id(
+    browser, server: Server
+) -> None:
+    sns, sqs = server.sns(), server.sqs()
+    name = unique("ledger") + ".fifo"
+    topic = sns.create_topic(Name=name, Attributes={"FifoTopic": "true"})["TopicArn"]
+    queue = sqs.create_queue(QueueName=unique("books") + ".fifo",
+                             Attributes={"FifoQueue": "true"})["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
+    sns.subscribe(TopicArn=topic, Protocol="sqs",
+                  Endpoint=queue_arn["Attributes"]["QueueArn"],
+                  Attributes={"RawMessageDelivery": "true"})
+    page = Page(browser, server)
+    page.open()
+    row = f'tr[data-topic="{topic}"]'
+    page.wait.until(lambda _: page.text(f"{row} td.type") == "FIFO")
+    page.find(f"{row} td.name a").click()
+    page.wait.until(lambda _: page.find("#publish-fifo").is_displayed())
+
+    for _ in range(2):  # the second is a duplicate, which SNS answers as a publish
+        page.find("#publish-message").clear()
+        page.find("#publish-message").send_keys("entry 1")
+        page.find("#publish-group").clear()
+        page.find("#publish-group").send_keys("account-7")
+        page.find("#publish-dedup").clear()
+        page.find("#publish-dedup").send_keys("entry-1")
+        page.browser.execute_script("document.getElementById('publish-result').textContent = ''")
+        page.find("#publish").click()
+        page.wait.until(lambda _: page.text("#publish-result").startswith("published "))
+
+    received = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=5, MaxNumberOfMessages=10,
+                                   AttributeNames=["MessageGroupId"])["Messages"]
+    assert [(m["Body"], m["Attributes"]["MessageGroupId"]) for m in received] == [
+        ("entry 1", "account-7")]
+
+
 @pytest.mark.parametrize("server", [s for s in SERVERS if s.endswith("sigv4")], indirect=True)
 def test_with_auth_a_tenant_page_shows_nothing_of_another_tenant(browser, server: Server) -> None:
     theirs = server.sqs(TENANT_B)
     secret_name = unique("tenant-b")
     secret_url = theirs.create_queue(QueueName=secret_name)["QueueUrl"]
     theirs.send_message(QueueUrl=secret_url, MessageBody="b's own secret")
+    their_topic = server.sns(TENANT_B).create_topic(Name=secret_name)["TopicArn"]
     mine = unique("tenant-a")
     server.sqs(TENANT_A).create_queue(QueueName=mine)
+    my_topic = server.sns(TENANT_A).create_topic(Name=mine)["TopicArn"]
     page = Page(browser, server)
     page.open(TENANT_A)
     page.wait.until(lambda _: page.all(f'tr[data-queue="{mine}"]'))
-    assert secret_name not in page.text("#queues")
+    page.wait.until(lambda _: page.all(f'tr[data-topic="{my_topic}"]'))
+    assert secret_name not in page.text("#queues") and secret_name not in page.text("#topics")
+    # B's topic page, asked for by ARN: "does not exist" too.
+    browser.get(f"{server.url}/dashboard#/topic/{quote(their_topic, safe='')}")
+    page.wait.until(lambda _: "does not exist" in page.text("#status"))
+    assert not page.all("#subscriptions tbody tr") and page.text("#topic-name") == ""
     # B's queue page, asked for by name: nothing but "does not exist".
     browser.get(f"{server.url}/dashboard#/queue/{TENANT_B[2]}/{secret_name}")
     page.wait.until(lambda _: "does not exist" in page.text("#status"))

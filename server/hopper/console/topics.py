@@ -2,7 +2,8 @@
 core (TopicService, Deliveries) as an SNS request does.
 
     GET    topics              the caller's topics, each with its subscriptions
-    POST   topics/publish      {topic_arn, message, subject?} -> {message_id}
+    POST   topics/publish      {topic_arn, message, subject?, group_id?,
+                                deduplication_id?} -> {message_id}
 
 With `--auth sigv4` a caller sees its own account's topics only; another's are
 answered as topics that do not exist.
@@ -52,7 +53,9 @@ class TopicConsole:
         document = await json_body(request)
         arn = text_field(document, "topic_arn") or ""
         draft = PublishDraft(message=text_field(document, "message"),
-                             subject=text_field(document, "subject"))
+                             subject=text_field(document, "subject"),
+                             group_id=text_field(document, "group_id"),
+                             deduplication_id=text_field(document, "deduplication_id"))
         try:
             topic = await self.sns.topics.topic(arn)
             if not _sees(who, topic):

@@ -1,6 +1,7 @@
-// hopper's console: a list of queues, a page per queue (counts, attributes, charts of
-// the server's history, dead-letter relations, a message browser) and actions (send,
-// delete one message, purge, redrive and cancel), all through /dashboard/api.
+// hopper's console: a list of queues and topics, a page per queue (counts, attributes,
+// charts of the server's history, dead-letter relations, a message browser) and actions
+// (send, delete one message, purge, redrive and cancel), a page per topic (its
+// subscriptions, a publish form), all through /dashboard/api.
 // With --auth sigv4 it signs in once (access key + secret -> a session token, kept in
 // this tab's sessionStorage) and sends the token with every request.
 // Every value is put in the page as text (textContent), never as markup.
@@ -12,6 +13,7 @@ const TOKEN = "hopper-console-token";
 const $ = (id) => document.getElementById(id);
 
 let current = null; // the queue page's {account, name, fifo}, or null on the list
+let currentTopic = null; // the topic page's {arn, fifo}, or null
 
 function text(tag, value, className) {
   const node = document.createElement(tag);
@@ -63,7 +65,7 @@ function queuePath(queue) {
 
 function showLogin() {
   sessionStorage.removeItem(TOKEN);
-  for (const id of ["list", "queue"]) $(id).hidden = true;
+  for (const id of ["list", "queue", "topic"]) $(id).hidden = true;
   $("login").hidden = false;
   $("who").textContent = "";
   $("sign-out").hidden = true;
@@ -124,11 +126,27 @@ function row(queue) {
   return tr;
 }
 
+function topicRow(topic) {
+  const tr = document.createElement("tr");
+  tr.dataset.topic = topic.arn;
+  const name = document.createElement("td");
+  name.className = "name";
+  const link = text("a", topic.name);
+  link.href = `#/topic/${encodeURIComponent(topic.arn)}`;
+  name.appendChild(link);
+  tr.appendChild(name);
+  tr.appendChild(text("td", topic.fifo ? "FIFO" : "standard", "type"));
+  tr.appendChild(text("td", topic.subscriptions.length, "n subscription-count"));
+  return tr;
+}
+
 async function refreshList() {
-  const data = await api("GET", "/queues");
+  const [data, topics] = await Promise.all([api("GET", "/queues"), api("GET", "/topics")]);
   $("queues").querySelector("tbody").replaceChildren(...data.queues.map(row));
   $("empty").hidden = data.queues.length > 0;
-  status(`${data.queues.length} queues · updated ${new Date().toLocaleTimeString()}`);
+  $("topics").querySelector("tbody").replaceChildren(...topics.topics.map(topicRow));
+  $("topics-empty").hidden = topics.topics.length > 0;
+  status(`${data.queues.length} queues, ${topics.topics.length} topics · updated ${new Date().toLocaleTimeString()}`);
 }
 
 // --- a queue's page --------------------------------------------------------------------
@@ -301,6 +319,48 @@ async function refreshMessages() {
   $("messages").dataset.loaded = String(Date.now());
 }
 
+// --- a topic's page --------------------------------------------------------------------
+
+function subscriptionRow(sub) {
+  const tr = document.createElement("tr");
+  tr.dataset.subscription = sub.arn;
+  tr.appendChild(text("td", sub.protocol, "protocol"));
+  tr.appendChild(text("td", sub.endpoint, "endpoint"));
+  tr.appendChild(text("td", sub.raw ? "raw" : "enveloped", "raw"));
+  tr.appendChild(text("td", sub.filter_policy ?? "none", "body filter-policy"));
+  tr.appendChild(text("td", sub.confirmed ? "confirmed" : "pending confirmation", "confirmation"));
+  return tr;
+}
+
+async function refreshTopic() {
+  const data = await api("GET", "/topics");
+  const topic = data.topics.find((t) => t.arn === currentTopic.arn);
+  // Another account's topic is not listed: it answers as one that does not exist.
+  if (topic === undefined) throw new Error("Topic does not exist");
+  currentTopic.fifo = topic.fifo;
+  $("topic-name").textContent = topic.name;
+  $("topic-about").textContent = `account ${topic.account} · ${topic.region}${topic.fifo ? " · FIFO" : ""}`;
+  $("topic-arn").textContent = topic.arn;
+  $("subscriptions").querySelector("tbody").replaceChildren(...topic.subscriptions.map(subscriptionRow));
+  $("subscriptions-empty").hidden = topic.subscriptions.length > 0;
+  $("publish-fifo").hidden = !topic.fifo;
+  status(`${topic.name} · updated ${new Date().toLocaleTimeString()}`);
+}
+
+$("publish-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const body = { topic_arn: currentTopic.arn, message: $("publish-message").value,
+    subject: $("publish-subject").value };
+  if (currentTopic.fifo) {
+    body.group_id = $("publish-group").value;
+    body.deduplication_id = $("publish-dedup").value;
+  }
+  act(async () => {
+    const published = await api("POST", "/topics/publish", body);
+    $("publish-result").textContent = `published ${published.message_id}`;
+  }, "publish-result");
+});
+
 // An action, then a fresh look at everything it may have changed; its error shown
 // next to it.
 async function act(action, resultId) {
@@ -313,7 +373,7 @@ async function act(action, resultId) {
     return;
   }
   $(resultId).className = "note";
-  await Promise.all([refreshQueue(), refreshMessages()]).catch(() => {});
+  await refresh(true);
 }
 
 function addAttributeRow() {
@@ -395,8 +455,15 @@ function route() {
   if (!$("login").hidden) return null; // signed out: nothing shows until signed in
   const match = location.hash.match(/^#\/queue\/([^/]+)\/([^/]+)$/);
   current = match ? { account: decodeURIComponent(match[1]), name: decodeURIComponent(match[2]) } : null;
-  $("list").hidden = current !== null;
+  const topic = location.hash.match(/^#\/topic\/([^/]+)$/);
+  currentTopic = topic ? { arn: decodeURIComponent(topic[1]) } : null;
+  $("list").hidden = current !== null || currentTopic !== null;
   $("queue").hidden = current === null;
+  $("topic").hidden = currentTopic === null;
+  if (currentTopic) {
+    for (const id of ["topic-name", "topic-about", "topic-arn", "publish-result"]) $(id).textContent = "";
+    $("subscriptions").querySelector("tbody").replaceChildren();
+  }
   if (current) {
     for (const id of ["send-result", "purge-result", "redrive-result", "messages-count"]) $(id).textContent = "";
     $("purge-confirm").hidden = true;
@@ -408,7 +475,8 @@ function route() {
 async function refresh(withMessages) {
   if (!$("login").hidden) return;
   try {
-    if (current === null) await refreshList();
+    if (currentTopic !== null) await refreshTopic();
+    else if (current === null) await refreshList();
     else await Promise.all([refreshQueue(), withMessages ? refreshMessages() : null]);
     document.body.dataset.loaded = "true";
   } catch (error) {
