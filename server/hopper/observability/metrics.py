@@ -8,6 +8,9 @@
   queues) count what this process's queue core reported (core/events.py).
 - Per action: requests by outcome (`ok`, or the SQS error name) and a latency histogram.
 
+The requests count into plain dicts, without prometheus-client's lock per increment,
+and a scrape hands the counts to the metrics before it reads them (tallies.py).
+
 With several worker processes (`hopper serve --workers N`) the counters and the
 histogram use prometheus-client's multiprocess mode: `hopper serve` points
 PROMETHEUS_MULTIPROC_DIR at a fresh directory before the workers start, each worker
@@ -28,6 +31,7 @@ from prometheus_client.registry import Collector
 from hopper.core.model import Delivery, QueueKey
 from hopper.core.service import QueueService
 from hopper.observability.overview import Counts, QueueView, overview
+from hopper.observability.tallies import Tally, Timings
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
@@ -69,38 +73,10 @@ LATENCY = Histogram(
 )
 
 
-class _Children:
-    """`metric.labels`, remembered: labels() validates and locks on every call, a few
-    microseconds per request on the hot path. `remove` forgets a child here and in
-    the metric."""
-
-    def __init__(self, metric: Counter | Histogram) -> None:
-        self._metric = metric
-        self._known: dict[tuple[str, ...], Any] = {}
-
-    def __call__(self, *values: str) -> Any:
-        found = self._known.get(values)
-        if found is None:
-            found = self._known[values] = self._metric.labels(*values)
-        return found
-
-    def remove(self, *values: str) -> None:
-        if self._known.pop(values, None) is not None or values in _label_sets(self._metric):
-            self._metric.remove(*values)
-
-    def label_sets(self) -> set[tuple[str, ...]]:
-        return _label_sets(self._metric)
-
-
-def _label_sets(metric: Counter | Histogram) -> set[tuple[str, ...]]:
-    # prometheus-client keeps its children by their label values.
-    return {tuple(values) for values in metric._metrics}
-
-
-_SENT, _RECEIVED, _DELETED = _Children(SENT), _Children(RECEIVED), _Children(DELETED)
-_REDELIVERIES, _DEAD_LETTERED = _Children(REDELIVERIES), _Children(DEAD_LETTERED)
+_SENT, _RECEIVED, _DELETED = Tally(SENT), Tally(RECEIVED), Tally(DELETED)
+_REDELIVERIES, _DEAD_LETTERED = Tally(REDELIVERIES), Tally(DEAD_LETTERED)
 _PER_QUEUE = (_SENT, _RECEIVED, _DELETED, _REDELIVERIES, _DEAD_LETTERED)
-_REQUESTS, _LATENCY = _Children(REQUESTS), _Children(LATENCY)
+_REQUESTS, _LATENCY = Tally(REQUESTS), Timings(LATENCY)
 
 
 class Recorder:
@@ -114,19 +90,19 @@ class Recorder:
 
     def sent(self, key: QueueKey, count: int) -> None:
         if count:
-            _SENT(key.account, key.name).inc(count)
+            _SENT.add((key.account, key.name), count)
 
     def received(self, key: QueueKey, deliveries: Sequence[Delivery]) -> None:
         if deliveries:
-            _RECEIVED(key.account, key.name).inc(len(deliveries))
+            _RECEIVED.add((key.account, key.name), len(deliveries))
             again = sum(d.receive_count > 1 for d in deliveries)
             if again:
-                _REDELIVERIES(key.account, key.name).inc(again)
+                _REDELIVERIES.add((key.account, key.name), again)
         self._count_dead_letters()
 
     def deleted(self, key: QueueKey, count: int) -> None:
         if count:
-            _DELETED(key.account, key.name).inc(count)
+            _DELETED.add((key.account, key.name), count)
 
     def queue_deleted(self, key: QueueKey) -> None:
         """The queue's series end with it: kept, each deleted queue left its six series
@@ -139,19 +115,25 @@ class Recorder:
         for key, total in self._dead_lettered().items():
             new = total - self._seen.get(key, 0)
             if new > 0:
-                _DEAD_LETTERED(key.account, key.name).inc(new)
+                _DEAD_LETTERED.add((key.account, key.name), new)
                 self._seen[key] = total
 
 
 def observe_request(action: str, outcome: str, seconds: float) -> None:
-    _REQUESTS(action, outcome).inc()
-    _LATENCY(action).observe(seconds)
+    _REQUESTS.add((action, outcome))
+    _LATENCY.observe((action,), seconds)
+
+
+def publish() -> None:
+    """Hand what this process counted since the last scrape to its metrics (tallies.py)."""
+    for tally in (*_PER_QUEUE, _REQUESTS, _LATENCY):
+        tally.publish()
 
 
 def forget_queue(key: QueueKey) -> None:
     """Remove the queue's counter series from this process."""
     for children in _PER_QUEUE:
-        children.remove(key.account, key.name)
+        children.remove((key.account, key.name))
 
 
 async def scrape(service: QueueService, counts: Counts) -> bytes:
@@ -159,6 +141,7 @@ async def scrape(service: QueueService, counts: Counts) -> bytes:
     exist have series: this process forgets its own deleted queues at once (Recorder),
     and here those another process deleted. A queue is forgotten only if it had series
     before the listing began, so one created meanwhile keeps its first counts."""
+    publish()
     before = set().union(*(children.label_sets() for children in _PER_QUEUE))
     views = await overview(service, counts)
     present = {(view.key.account, view.key.name) for view in views}
