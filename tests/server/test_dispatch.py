@@ -110,6 +110,9 @@ def test_successes_are_deleted_once_and_failures_retried_then_dead_lettered(sqs)
         scraped = metrics(sqs, url)
         assert scraped["hopper_dispatch_calls_total", "partial"] >= 3
         assert scraped["hopper_retries_scheduled_total", ""] == 5 + 8 * 3
+        # a deleted queue's dispatch series end with it
+        sqs.delete_queue(QueueUrl=url)
+        assert metrics(sqs, url) == {}
 
 
 def metrics(sqs, url: str) -> dict[tuple[str, str], float]:

@@ -4,10 +4,12 @@ scheduled a retry under the queue's retry policy."""
 
 from __future__ import annotations
 
+import os
+
 from prometheus_client import Counter, Histogram
 
 from hopper.core.model import QueueKey
-from hopper.observability.metrics import REGISTRY
+from hopper.observability.metrics import MULTIPROCESS_VARIABLE, QUEUE_FORGETTERS, REGISTRY
 
 _QUEUE = ["account", "queue"]
 
@@ -26,6 +28,25 @@ RETRIES = Counter(
     "Messages a dispatch target failed, released to the queue's retry policy.",
     _QUEUE, registry=REGISTRY,
 )
+
+
+# Outcome.label's values (dispatch/calls.py): the series a queue's calls can have.
+OUTCOMES = ("success", "partial", "error", "timeout", "refused")
+
+
+def forget(key: QueueKey) -> None:
+    """Drop a deleted queue's series. With --workers the series live in each worker's
+    file, where prometheus-client cannot remove one: the scrape leaves deleted queues'
+    samples out instead (metrics.scrape)."""
+    if os.environ.get(MULTIPROCESS_VARIABLE):
+        return
+    for outcome in OUTCOMES:
+        CALLS.remove(key.account, key.name, outcome)
+    CALL_LATENCY.remove(key.account, key.name)
+    RETRIES.remove(key.account, key.name)
+
+
+QUEUE_FORGETTERS.append(forget)
 
 
 class DispatchRecorder:

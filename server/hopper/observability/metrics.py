@@ -130,10 +130,17 @@ def publish() -> None:
         tally.publish()
 
 
+# What else keeps series per queue (dispatch_metrics.py, which imports this module)
+# adds how to drop them here, so that one deletion forgets them all.
+QUEUE_FORGETTERS: list[Callable[[QueueKey], None]] = []
+
+
 def forget_queue(key: QueueKey) -> None:
     """Remove the queue's counter series from this process."""
     for children in _PER_QUEUE:
         children.remove((key.account, key.name))
+    for forget in QUEUE_FORGETTERS:
+        forget(key)
 
 
 async def scrape(service: QueueService, counts: Counts) -> bytes:
