@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from hopper.core import dispatch_targets as targets
 from hopper.core.dispatch_targets import PAYLOADS, DispatchTarget
 from hopper.wire.attribute_names import DISPATCH
-from hopper.wire.errors import SqsError
+from hopper.wire.errors import SqsError, invalid_parameter_value
 from hopper.wire.redrive_policies import json_document
 
 # member -> (DispatchTarget field, low, high) for the numbers
@@ -77,10 +77,7 @@ def _number(text: str, member: str, value: Any, low: float, high: float) -> Any:
 
 
 def _error(text: str, reason: str) -> SqsError:
-    return SqsError(
-        "InvalidParameterValue",
-        f"Value {text} for parameter {DISPATCH} is invalid. Reason: {reason}",
-    )
+    return invalid_parameter_value(DISPATCH, text, reason)
 
 
 def dispatch_text(target: DispatchTarget) -> str:

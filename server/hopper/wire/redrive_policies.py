@@ -9,7 +9,7 @@ from typing import Any
 from hopper.core import limits
 from hopper.core.model import DeadLetterRule
 from hopper.wire.context import RequestContext
-from hopper.wire.errors import SqsError
+from hopper.wire.errors import SqsError, invalid_parameter_value
 from hopper.wire.queue_urls import parse_queue_arn, queue_arn
 from hopper.wire.validate import parse_integer
 
@@ -62,10 +62,7 @@ def _max_receive_count(text: str, value: Any) -> int:
 
 def redrive_error(text: str, reason: str) -> SqsError:
     """How AWS refuses a RedrivePolicy: an invalid value of the parameter, quoted."""
-    return SqsError(
-        "InvalidParameterValue",
-        f"Value {text} for parameter RedrivePolicy is invalid. Reason: {reason}",
-    )
+    return invalid_parameter_value("RedrivePolicy", text, reason)
 
 
 _REDRIVE_PERMISSIONS = ("allowAll", "denyAll", "byQueue")
@@ -102,10 +99,7 @@ def check_redrive_allow_policy(text: str) -> str:
 
 
 def _policy_error(text: str, reason: str) -> SqsError:
-    return SqsError(
-        "InvalidParameterValue",
-        f"Value {text} for parameter RedriveAllowPolicy is invalid. Reason: {reason}",
-    )
+    return invalid_parameter_value("RedriveAllowPolicy", text, reason)
 
 
 def redrive_policy_text(ctx: RequestContext, rule: DeadLetterRule) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from hopper.core.retries import JITTERS, MAX_DELAY_SECONDS, RetryPolicy
 from hopper.wire.attribute_names import RETRY_POLICY
-from hopper.wire.errors import SqsError
+from hopper.wire.errors import SqsError, invalid_parameter_value
 from hopper.wire.redrive_policies import json_document
 
 _MEMBERS = ("baseDelaySeconds", "maxDelaySeconds", "jitter")
@@ -65,10 +65,7 @@ def _seconds(text: str, member: str, value: Any, *, low: float) -> float:
 
 
 def _error(text: str, reason: str) -> SqsError:
-    return SqsError(
-        "InvalidParameterValue",
-        f"Value {text} for parameter {RETRY_POLICY} is invalid. Reason: {reason}",
-    )
+    return invalid_parameter_value(RETRY_POLICY, text, reason)
 
 
 def retry_policy_text(policy: RetryPolicy) -> str:
