@@ -131,8 +131,11 @@ class Steps:
         backlog: Backlog,
         clock: Clock,
         window: int = WINDOW,
+        changed: Callable[[QueueKey], None] = lambda _: None,
     ):
         self._kv = res.ledgers
+        # told of every queue whose ledger this process wrote (sweeps.Sweeps.changed)
+        self._changed = changed
         self._records = records
         self._bodies = bodies
         self._backlog = backlog
@@ -373,8 +376,9 @@ class Steps:
         except edge.Conflict:
             await self._undo(written)
             raise
-        for (_, one, data), (_, revision) in zip(writes, written, strict=True):
+        for (queue_key, one, data), (_, revision) in zip(writes, written, strict=True):
             self._keep(one, revision, data, now)
+            self._changed(queue_key)
         for one in loaded.values():
             if all(one is not w for _, w, _ in writes):
                 self._keep(one, one.revision, one.raw, now)
