@@ -115,10 +115,11 @@ class Records:
         return [r for r in records if account is None or r.key.account == account]
 
     async def listed(self, key: QueueKey) -> tuple[QueueRecord, str] | None:
-        """(record, incarnation) as the last scan read them, scanning again when that
+        """(record, incarnation) as the last scan read them, checked again when that
         is older than RECORD_SECONDS (usually one stream-info request): a look-up for
-        many queues at a time costs no request per queue."""
-        if self._scanned is None or time.monotonic() - self._checked_at >= RECORD_SECONDS:
+        many queues at a time costs no request per queue. None when there is no scan
+        (this process changed a record since): never a full read for one queue."""
+        if self._scanned is not None and time.monotonic() - self._checked_at >= RECORD_SECONDS:
             await self.scan()
         return None if self._scanned is None else self._scanned[1].get(key)
 
