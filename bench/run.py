@@ -182,10 +182,20 @@ def _notes(args: argparse.Namespace, figures: Figures, rows: list[Row], began: f
         for m in runs
         if m.values["received"] < m.values["sent"]
     ]
-    database = ", ".join(
-        f"{w} {_median(by['hopper-postgres'], 'db us/msg'):.0f}"
-        for w, by in figures.items()
-        if by.get("hopper-postgres") and "db us/msg" in by["hopper-postgres"][0].values
+
+    def backends(target: str) -> str:
+        return ", ".join(
+            f"{w} {_median(by[target], 'db us/msg'):.0f}"
+            for w, by in figures.items()
+            if by.get(target) and "db us/msg" in by[target][0].values
+        )
+
+    database = backends("hopper-postgres")
+    # The JetStream targets' CPU counts their nats-servers: how much of it was theirs.
+    nats = "; ".join(
+        f"{target}: {backends(target) or '-'}"
+        for target in ("hopper-jetstream", "hopper-jetstream-r3")
+        if any(by.get(target) for by in figures.values())
     )
     load1, load5, _ = os.getloadavg()
     notes = [
@@ -197,6 +207,7 @@ def _notes(args: argparse.Namespace, figures: Figures, rows: list[Row], began: f
         "their nats-servers. CPU floors: the same over the floor's CPU per request "
         "(uvicorn + Starlette answering a fixed body, this run).",
         f"of which hopper-postgres's database backends, us/msg: {database or '-'}",
+        *([f"of which the nats-servers, us/msg: {nats}"] if nats else []),
         f"load generator CPU (max per workload, % of one core): {cpu}",
         f"whole benchmark took {time.monotonic() - began:.0f} s; load average at the end "
         f"{load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} CPUs.",

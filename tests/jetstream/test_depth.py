@@ -93,7 +93,7 @@ async def test_a_queue_deeper_than_the_old_limit_drains_whole_with_a_small_ledge
                     d.message.sequence_number for d in seen if d.message.group_id == f"g{group}"
                 ]
                 assert mine == sorted(mine)
-        # what is in flight and the next 200 read ahead, about 165 bytes each
+        # what is in flight and the next 100 read ahead, about 165 bytes each
         assert largest < 64 * 1024, largest
         assert (await store.stats(key, now=clock.now())).visible == 0
     finally:

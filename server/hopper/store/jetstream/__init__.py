@@ -28,7 +28,12 @@ The mapping:
   whole bucket, issued by JetStream, so tokens increase store-wide in commit order,
   across queues, dead letters and moves (`codec.token`).
 - Steps of one queue that meet in one process run one after the other on one model and
-  commit by one write (group commit).
+  commit by one write (group commit); a group of receives takes from the backlog what
+  they want together. Backlog entries no ledger names go by one purge below the
+  ledger's oldest named entry (`Backlog.trim`).
+- Idle queues cost no request per queue: the retention sweep visits a queue only when
+  its oldest message may expire or its ledger was written (`sweeps.py`), and a queue
+  known empty answers its stats from JetStream's per-subject counts (`quiet.py`).
 - Wake-ups: a send publishes a hint on `<prefix>.wake.<incarnation>`, and every process
   watches the ledger bucket (headers only); either wakes that queue's long polls.
 

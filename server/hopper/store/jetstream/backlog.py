@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import nats.errors
 import orjson
@@ -31,6 +31,9 @@ log = logging.getLogger("hopper.jetstream")
 
 # One read returns at most this many bytes of entries (the server ends the batch early).
 READ_MAX_BYTES = 4 * 1024 * 1024
+# Freed backlog bodies a queue leaves for its next trim, at most (above: deleted one by
+# one, so a message held long in flight keeps no more than this many behind it).
+TRIM_WAITING = 1000
 # An entry holds a send's messages up to this many bytes of bodies and attributes (one
 # SendMessageBatch fits: SQS caps its total at 1 MiB).
 ENTRY_BYTES = 1024 * 1024
@@ -83,6 +86,8 @@ class Backlog:
         self._bodies = bodies
         # incarnation -> messages per entry in its last read (a hint for the next)
         self._per_entry: dict[str, float] = {}
+        # incarnation -> bodies of its backlog no ledger names, left for a trim
+        self._freed: dict[str, set[int]] = {}
 
     async def publish(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
@@ -157,8 +162,29 @@ class Backlog:
                 await sub.unsubscribe()
 
     def forget(self, incarnation: str) -> None:
-        """The queue of this incarnation was deleted: its hint goes with it."""
+        """The queue of this incarnation was deleted: its hints go with it."""
         self._per_entry.pop(incarnation, None)
+        self._freed.pop(incarnation, None)
+
+    async def trim(self, incarnation: str, floor: int, freed: Iterable[int]) -> list[int]:
+        """Remove the queue's entries below sequence `floor` (no ledger needs them) by one
+        purge, once some freed body lies below it. Freed bodies above it wait for the
+        floor to pass them (a drain deletes out of order, and one purge then does the work
+        of many deletes); those returned, when too many wait, are the caller's to delete.
+        Best effort: a body left behind costs space until the stream's max age."""
+        waiting = self._freed.setdefault(incarnation, set())
+        waiting.update(freed)
+        below = {key for key in waiting if codec.key_seq(key) < floor}
+        if below:
+            waiting -= below
+            try:
+                await self.drop(incarnation, below=floor)
+            except StoreUnavailable as error:
+                log.debug("hopper: backlog of %s not trimmed: %s", incarnation, error)
+        if len(waiting) <= TRIM_WAITING:
+            return []
+        self._freed[incarnation] = set()
+        return sorted(waiting)
 
     def _counted(self, incarnation: str, found: Read) -> Read:
         """`found` with its waiting entries counted as messages, at the messages per

@@ -75,13 +75,17 @@ class Bodies:
         self.keep(new, (body, attributes, trace))
         return new
 
+    def evict(self, keys: Iterable[int]) -> None:
+        """Forget these bodies (their stream messages go another way: a backlog trim)."""
+        for key in keys:
+            self._cache.pop(key, None)
+
     async def drop(self, keys: Iterable[int]) -> None:
         """Delete the stream messages holding these bodies (best effort): the caller
         knows that no message names any other body of theirs."""
         res = self._res
         keys = list(keys)
-        for key in keys:
-            self._cache.pop(key, None)
+        self.evict(keys)
 
         async def one(seq: int) -> None:
             try:

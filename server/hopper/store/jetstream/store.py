@@ -33,9 +33,11 @@ from hopper.store.jetstream import codec, edge, sends
 from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.deduplication import Windows
+from hopper.store.jetstream.quiet import Quiet
 from hopper.store.jetstream.records import Records
 from hopper.store.jetstream.slots import SlotEntries
 from hopper.store.jetstream.steps import WINDOW, Done, Loaded, Steps
+from hopper.store.jetstream.sweeps import Sweeps
 from hopper.store.jetstream.tasks import MoveTasks
 from hopper.store.ledger.rules import LedgerStore
 
@@ -58,6 +60,7 @@ class _Parts:
     steps: Steps
     tasks: MoveTasks
     slots: SlotEntries
+    quiet: Quiet
 
 
 class JetStreamQueueStore:
@@ -82,6 +85,7 @@ class JetStreamQueueStore:
         self._wake: WakeUp | None = None
         self._reopening: asyncio.Task[None] | None = None
         self._lost: str | None = None
+        self._sweeps = Sweeps()
 
     def _now(self, now: float | None) -> float:
         return self._clock.time() if now is None else now
@@ -116,10 +120,10 @@ class JetStreamQueueStore:
         )
         records, bodies = Records(res), Bodies(res)
         backlog = Backlog(res, bodies)
-        steps = Steps(res, records, bodies, backlog, self._clock, self._window)
+        steps = Steps(res, records, bodies, backlog, self._clock, self._window, self._changed)
         tasks = MoveTasks(res, self._clock)
         self._parts = _Parts(
-            res, records, bodies, backlog, Windows(res), steps, tasks, SlotEntries(res)
+            res, records, bodies, backlog, Windows(res), steps, tasks, SlotEntries(res), Quiet(res)
         )
         self._lost = None
         with edge.translated():
@@ -138,8 +142,16 @@ class JetStreamQueueStore:
         """A ledger changed, here or in another process: its queue's waiters look again."""
         async for entry in watcher:
             key = None if entry is None else records.incarnations.get(entry.key)
-            if key is not None and self._wake is not None:
-                self._wake(key, None)
+            if key is not None:
+                self._changed(key)
+                if self._wake is not None:
+                    self._wake(key, None)
+
+    def _changed(self, key: QueueKey) -> None:
+        """A queue's ledger was written, here or in another process."""
+        self._sweeps.changed(key)
+        if self._parts is not None:
+            self._parts.quiet.changed(key)
 
     async def _closed(self) -> None:
         """The connection closed for good while the store runs (nats-py does not
@@ -432,33 +444,37 @@ class JetStreamQueueStore:
 
     async def last_purged_at(self, key: QueueKey) -> float | None:
         at = self._now(None)
-        purged = (
-            await self._p.steps.run(
-                key, lambda model: model.last_purged_at(key), now=at, write=False
-            )
-        ).result
-        return purged
+        op = lambda model: model.last_purged_at(key)  # noqa: E731
+        done: Done[float | None] = await self._p.steps.run(key, op, now=at, write=False)
+        return done.result
 
     async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
         at = self._now(now)
+        quick = await self._p.quiet.stats(self._p.records, key, at, self._clock)
+        if quick is not None:  # known empty (quiet.py): nothing read
+            return quick
+        seen: list[Loaded] = []
         done = await self._p.steps.run(
-            key, lambda model: model.stats(key, now=at), now=at, write=False, absorb=STATS_VIEW
+            key,
+            lambda model: model.stats(key, now=at),
+            now=at,
+            write=False,
+            absorb=STATS_VIEW,
+            after=seen.append,
         )
         stats = done.result
         if done.waiting is None:  # the ledger had enough receivable: it did not look
             waiting = await self._backlog_waiting(key)
         else:
             waiting = done.waiting
+            self._p.quiet.saw(seen[-1], waiting)
         return dataclasses.replace(stats, visible=stats.visible + waiting)
 
     async def count_in_flight(self, key: QueueKey, *, now: float | None) -> int:
         at = self._now(now)
-        counted = (
-            await self._p.steps.run(
-                key, lambda model: model.count_in_flight(key, now=at), now=at, write=False
-            )
-        ).result
-        return counted
+        op = lambda model: model.count_in_flight(key, now=at)  # noqa: E731
+        done: Done[int] = await self._p.steps.run(key, op, now=at, write=False)
+        return done.result
 
     async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
         at = self._now(now)
@@ -510,24 +526,7 @@ class JetStreamQueueStore:
     # --- retention ------------------------------------------------------------------
 
     async def sweep_expired(self, *, limit: int, now: float | None) -> int:
-        at = self._now(now)
-        swept = 0
-        for record in await self._p.records.scan():
-            if swept >= limit:
-                break
-            left = limit - swept
-
-            async def sweep(model: LedgerStore, left: int = left) -> int:
-                return await model.sweep_expired(limit=left, now=at)
-
-            try:
-                # The backlog's head is its oldest: read as far as this sweep may go.
-                done = await self._p.steps.run(record.key, sweep, now=at, absorb=left)
-                count = done.result
-            except QueueNotFound:  # deleted since the scan
-                continue
-            swept += count
-        return swept
+        return await self._sweeps.sweep(self._p.steps, self._p.records, limit, self._now(now))
 
     # --- message move tasks -----------------------------------------------------------
 
