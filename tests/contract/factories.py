@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from hopper.core.clock import FakeClock
+from hopper.core.ids import new_id
 from hopper.core.model import (
     DeadLetterRule,
     Delivery,
@@ -35,7 +36,9 @@ def config(**overrides: Any) -> QueueConfig:
 
 
 def message(body: str = "hello", **overrides: Any) -> NewMessage:
-    values: dict[str, Any] = {"id": str(uuid.uuid4()), "body": body, **overrides}
+    # The core's own ids (as QueueService gives them): the memory store packs a message
+    # only under an id of that form (store/ledger/shelf.py).
+    values: dict[str, Any] = {"id": new_id(), "body": body, **overrides}
     return NewMessage(**values)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from hopper.store.ledger.messages import Message
+from hopper.store.ledger.shelf import Shelf
 
 # A group's lists are cut once the dropped entries leading them are this many and at
 # least half of them: dropping a head is O(1), amortised, and the memory comes back.
@@ -33,7 +34,7 @@ class Holder(Protocol):
     (store/ledger/queues.py's Queue, which holds the index; so this module needs no
     import of it)."""
 
-    messages: dict[str, Message]
+    messages: Shelf
 
     def expired(self, message: Message, now: float) -> bool: ...
 

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from hopper.core.model import QueueRecord, SendResult
 from hopper.store.ledger.groups import Group
 from hopper.store.ledger.messages import Attempt, Message
+from hopper.store.ledger.shelf import Shelf
 
 
 @dataclass
 class Queue:
     record: QueueRecord
-    # Insertion order is send order (and sequence order on FIFO queues).
-    messages: dict[str, Message] = field(default_factory=dict)
+    # By id; arrival order is send order (and sequence order on FIFO queues).
+    messages: Shelf = field(default_factory=Shelf)
     # FIFO deduplication key (see NewMessage.window_key) -> (first send time, the
     # original's result)
     sent_ids: dict[str, tuple[float, SendResult]] = field(default_factory=dict)
@@ -42,16 +43,25 @@ class Queue:
         a dead letter, a moved message), so the group index stays whole. Its id is new
         to the queue: a message is in one queue at a time, and leaves before it comes
         back."""
-        self.messages[message.stored.id] = message
+        self.messages.add(message)
         if self.groups is not None:
             self._index(self.groups, message)
+
+    def put(self, message_id: str, body: str, sent_at: float, visible_at: float) -> bool:
+        """Put a message with nothing but its body at the tail, packed (shelf.py); False
+        (nothing put) when it must be a record: its id has not the packed form, or the
+        queue is FIFO (the group index holds records)."""
+        if self.record.config.fifo or self.groups is not None:
+            return False
+        return self.messages.put(message_id, body, sent_at, visible_at)
 
     def index(self) -> dict[str | None, Group]:
         """The group index, built from the messages on first use."""
         if self.groups is None:
             self.groups = {}
-            for message in self.messages.values():
-                self._index(self.groups, message)
+            # Through `get`: the index holds records (a walk's copies would be stale).
+            for message_id in list(self.messages):
+                self._index(self.groups, self.messages[message_id])
         return self.groups
 
     def _index(self, groups: dict[str | None, Group], message: Message) -> None:
@@ -66,12 +76,15 @@ class Queue:
         self.groups = None
 
     def expired(self, message: Message, now: float) -> bool:
-        return message.stored.sent_at <= now - self.record.config.message_retention_period
+        return message.stored.sent_at <= self.horizon(now)
 
-    def live(self, now: float) -> dict[str, Message]:
+    def horizon(self, now: float) -> float:
+        """A message sent at or before this is past the retention period."""
+        return now - self.record.config.message_retention_period
+
+    def live(self, now: float) -> Shelf:
         """The messages, after dropping those past the retention period."""
-        for message_id in [mid for mid, m in self.messages.items() if self.expired(m, now)]:
-            del self.messages[message_id]
+        self.messages.expire(self.horizon(now))
         return self.messages
 
     def find(self, message_id: str, now: float) -> Message | None:
@@ -83,11 +96,10 @@ class Queue:
         return message
 
     def visible(self, now: float) -> Iterator[Message]:
-        """The visible messages in send order, those past retention left for `find` or
-        the sweep to drop (this walk may not change the dict it walks)."""
-        for message in self.messages.values():
-            if message.visible_at <= now and not self.expired(message, now):
-                yield message
+        """The visible messages in send order, as records (the caller may claim them),
+        those past retention left for `find` or the sweep to drop (this walk may not
+        remove what it walks)."""
+        return self.messages.visible(now, self.horizon(now))
 
     def room(self, max_depth: int, wanted: int, now: float) -> int:
         """How many more messages the queue takes under its depth ceiling. What it holds

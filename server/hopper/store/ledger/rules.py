@@ -132,6 +132,10 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
         ]
 
     def _enqueue(self, queue: Queue, message: NewMessage, now: float) -> SendResult:
+        # Undelayed, it shares its send time's float: 24 bytes less a record.
+        visible_at = now + message.delay if message.delay else now
+        if _bare(message) and queue.put(message.id, message.body, now, visible_at):
+            return SendResult(message.id)
         fifo = queue.record.config.fifo
         live_key = None if fifo else message.deduplication_id
         if live_key is not None:
@@ -158,8 +162,6 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
             deduplication_id=dedup_id,
             sequence_number=sequence,
         )
-        # Undelayed, it shares its send time's float: 24 bytes less a stored message.
-        visible_at = now + message.delay if message.delay else now
         entry = Message(stored, visible_at=visible_at, live_key=live_key)
         queue.add(entry)
         queue.grouped = queue.grouped or message.group_id is not None
@@ -274,9 +276,10 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
         else:
             ordered = self._standard_order(queue, now, wanted)
         for message in ordered:
-            if message.stored.id in skip or queue.find(message.stored.id, now) is None:
-                continue
-            yield message
+            # The queue's own record (a walk may have handed out a packed one's copy).
+            found = None if message.stored.id in skip else queue.find(message.stored.id, now)
+            if found is not None:
+                yield found
 
     def _standard_order(self, queue: Queue, now: float, wanted: int | None) -> list[Message]:
         # Only fair queues need the whole queue up front (the in-flight count of each
@@ -426,20 +429,26 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
     async def stats(self, key: QueueKey, *, now: float | None) -> QueueStats:
         queue = self._queue(key)
         at = self._now(now)
-        messages = list(queue.live(at).values())
-        in_flight = sum(1 for m in messages if m.in_flight(at))
+        shelf = queue.live(at)
+        # Packed messages (never received) are in flight never, delayed by their send's
+        # delay only; so only the records need the delivery rules.
+        records = list(shelf.records())
+        packed = list(shelf.packed())
+        in_flight = sum(1 for m in records if m.in_flight(at))
         # Delayed: by a send's delay, or by a retry policy's backoff after a lease.
         delayed = sum(
-            1 for m in messages if m.visible_at > at and (m.receive_count == 0 or m.backing_off(at))
-        )
-        visible = [m for m in messages if m.visible_at <= at]
-        redelivered = [m for m in messages if m.receive_count > 1]
+            1 for m in records if m.visible_at > at and (m.receive_count == 0 or m.backing_off(at))
+        ) + sum(1 for _, visible_at in packed if visible_at > at)
+        visible = [m.stored.sent_at for m in records if m.visible_at <= at]
+        visible += [sent_at for sent_at, visible_at in packed if visible_at <= at]
+        redelivered = [m for m in records if m.receive_count > 1]
+        sent = itertools.chain((m.stored.sent_at for m in records), (s for s, _ in packed))
         return QueueStats(
             visible=len(visible),
             in_flight=in_flight,
             delayed=delayed,
-            oldest_sent_at=min((m.stored.sent_at for m in messages), default=None),
-            oldest_visible_sent_at=min((m.stored.sent_at for m in visible), default=None),
+            oldest_sent_at=min(sent, default=None),
+            oldest_visible_sent_at=min(visible, default=None),
             redelivered=len(redelivered),
             redeliveries=sum(m.receive_count - 1 for m in redelivered),
         )
@@ -447,12 +456,16 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
     async def count_in_flight(self, key: QueueKey, *, now: float | None) -> int:
         queue = self._queue(key)
         at = self._now(now)
-        return sum(1 for m in queue.live(at).values() if m.in_flight(at))
+        # A packed message was never received.
+        return sum(1 for m in queue.live(at).records() if m.in_flight(at))
 
     async def next_visible_at(self, key: QueueKey, *, now: float | None) -> float | None:
-        queue = self._queue(key)
         at = self._now(now)
-        upcoming = (m.visible_at for m in queue.live(at).values() if m.visible_at > at)
+        shelf = self._queue(key).live(at)
+        upcoming = itertools.chain(
+            (m.visible_at for m in shelf.records() if m.visible_at > at),
+            (visible_at for _, visible_at in shelf.packed() if visible_at > at),
+        )
         return min(upcoming, default=None)
 
     # --- operators (metrics and the dashboard) ------------------------------------------
@@ -487,10 +500,7 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
         at = self._now(now)
         swept = 0
         for queue in self._queues.values():
-            doomed = [mid for mid, m in queue.messages.items() if queue.expired(m, at)]
-            for message_id in doomed[: limit - swept]:
-                del queue.messages[message_id]
-                swept += 1
+            swept += queue.messages.expire(queue.horizon(at), limit - swept)
             if swept >= limit:
                 break
         return swept
@@ -523,3 +533,15 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
             target.add(Message(stored, visible_at=at))
             moved += 1
         return moved
+
+
+def _bare(message: NewMessage) -> bool:
+    """Whether a message is nothing but its body, so that its queue may keep it packed
+    (store/ledger/shelf.py) until something changes it."""
+    return (
+        message.lease is None
+        and message.group_id is None
+        and message.window_key is None
+        and message.trace_header is None
+        and not message.attributes
+    )
