@@ -44,7 +44,7 @@ _STATUS = {
 }
 # Headers whose meaning ProxyHeadersMiddleware applies (client address, scheme): such
 # requests take the ASGI path, which runs it.
-_PROXIED = (b"x-forwarded-for", b"x-forwarded-proto")
+_PROXIED = ("x-forwarded-for", "x-forwarded-proto")
 # What uvicorn wraps an app in (proxy headers always, the message logger at trace
 # level): transparent to the direct path, which applies the first itself (_PROXIED).
 _UVICORN_WRAPPERS = (ProxyHeadersMiddleware, MessageLoggerMiddleware)
@@ -167,11 +167,9 @@ class DirectProtocol(GuardedProtocol):
             return None
         if self.root_path or self.limit_concurrency is not None:
             return None
-        if any(name in _PROXIED for name, _ in self.headers):
-            return None
         head = self._head()
         incoming = self.endpoint.incoming(head)
-        if incoming is None:
+        if incoming is None or any(name in incoming.headers for name in _PROXIED):
             return None
         keep_alive = self.parser.get_http_version() != "1.0" and self.parser.should_keep_alive()
         return _Exchange(incoming, head.path, self.endpoint.body_limit(incoming), keep_alive)
