@@ -92,7 +92,8 @@ def _refusal(reason: str) -> bytes:
 class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the request deadline and the connection cap."""
 
-    deadline: asyncio.TimerHandle | None = None
+    deadline: asyncio.TimerHandle | None = None  # the timer (see _arm)
+    due: float | None = None  # when the connection closes unless a request is in
     in_head = True  # the parser is inside a request's head (or waits for one)
     head_bytes = 0  # bytes received that ended inside the current head
     heads = 0  # request heads parsed on this connection
@@ -162,7 +163,10 @@ class GuardedProtocol(HttpToolsProtocol):
         super().on_response_complete()
         # uvicorn armed its keep-alive timer: the connection waits for its next request.
         if self.timeout_keep_alive_task is not None:
-            self._arm((_limits or configure(load())).idle_timeout)
+            self._await_next_request()
+
+    def _await_next_request(self) -> None:
+        self._arm((_limits or configure(load())).idle_timeout)
 
     def send_400_response(self, msg: str) -> None:
         headers = {
@@ -185,6 +189,7 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._cancel_timer()
         if self.address is not None:
             left = _by_address.pop(self.address) - 1
             if left:
@@ -192,16 +197,32 @@ class GuardedProtocol(HttpToolsProtocol):
             self.address = None
         super().connection_lost(exc)
 
+    # The deadline is armed after every answer and disarmed by every request: rather
+    # than a timer made and cancelled for each (two loop calls a request), one timer
+    # per connection stays scheduled, and when it fires it looks at `due` (None while
+    # a request is in): closes, sleeps on until `due`, or lapses until the next arm.
+
     def _arm(self, seconds: float) -> None:
-        self._disarm()
-        self.deadline = self.loop.call_later(seconds, self._expire)
+        self.due = due = self.loop.time() + seconds
+        if self.deadline is not None and self.deadline.when() <= due:
+            return  # it fires first, and then waits on for `due`
+        self._cancel_timer()
+        self.deadline = self.loop.call_at(due, self._expire)
 
     def _disarm(self) -> None:
+        self.due = None
+
+    def _cancel_timer(self) -> None:
         if self.deadline is not None:
             self.deadline.cancel()
             self.deadline = None
 
     def _expire(self) -> None:
         self.deadline = None
-        if not self.transport.is_closing():
+        due = self.due
+        if due is None:
+            return
+        if self.loop.time() < due:
+            self.deadline = self.loop.call_at(due, self._expire)
+        elif not self.transport.is_closing():
             self.transport.close()

@@ -44,7 +44,7 @@ _STATUS = {
 }
 # Headers whose meaning ProxyHeadersMiddleware applies (client address, scheme): such
 # requests take the ASGI path, which runs it.
-_PROXIED = (b"x-forwarded-for", b"x-forwarded-proto")
+_PROXIED = ("x-forwarded-for", "x-forwarded-proto")
 # What uvicorn wraps an app in (proxy headers always, the message logger at trace
 # level): transparent to the direct path, which applies the first itself (_PROXIED).
 _UVICORN_WRAPPERS = (ProxyHeadersMiddleware, MessageLoggerMiddleware)
@@ -106,9 +106,17 @@ class DirectProtocol(GuardedProtocol):
         if route is not None:
             self.endpoint, self.checks = route
 
+    def on_message_begin(self) -> None:
+        # uvicorn's, less its ASGI scope (a dict of ten keys and a copy of the app's
+        # state): made only for a request that takes the ASGI path (_asgi_scope).
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+
     def on_headers_complete(self) -> None:
         exchange = self._exchange()
         if exchange is None:
+            self.scope = self._asgi_scope()  # type: ignore[assignment]  # (a TypedDict)
             super().on_headers_complete()
             return
         self._head_parsed()
@@ -159,11 +167,9 @@ class DirectProtocol(GuardedProtocol):
             return None
         if self.root_path or self.limit_concurrency is not None:
             return None
-        if any(name in _PROXIED for name, _ in self.headers):
-            return None
         head = self._head()
         incoming = self.endpoint.incoming(head)
-        if incoming is None:
+        if incoming is None or any(name in incoming.headers for name in _PROXIED):
             return None
         keep_alive = self.parser.get_http_version() != "1.0" and self.parser.should_keep_alive()
         return _Exchange(incoming, head.path, self.endpoint.body_limit(incoming), keep_alive)
@@ -183,6 +189,20 @@ class DirectProtocol(GuardedProtocol):
             client=self.client[0] if self.client else None,
             scheme=self.scheme or "http",
         )
+
+    def _asgi_scope(self) -> dict[str, Any]:
+        """The scope uvicorn's on_message_begin makes, for a request on the ASGI path."""
+        return {
+            "type": "http",
+            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
+            "http_version": "1.1",
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,
+            "root_path": self.root_path,
+            "headers": self.headers,
+            "state": self.app_state.copy(),
+        }
 
     def _scope(self, exchange: _Exchange) -> dict[str, Any]:
         """What a wrapper's check reads of an ASGI scope, for a call served here."""
@@ -215,13 +235,40 @@ class DirectProtocol(GuardedProtocol):
                                       exchange.keep_alive))
         if not exchange.keep_alive:
             self.transport.close()
-        self.on_response_complete()
+        self._responded()
+
+    def _responded(self) -> None:
+        """uvicorn's on_response_complete, less its keep-alive timer: hopper sets
+        uvicorn's keep-alive timeout to the idle timeout (cli.py), and the deadline armed
+        here closes an idle connection at that same moment (GuardedProtocol)."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()  # armed after an answer through ASGI
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self._await_next_request()
+
+
+# The head's default lines (uvicorn's server and date headers), encoded once for each
+# list uvicorn makes of them (a new one every second, for the date).
+_defaults: tuple[list[tuple[bytes, bytes]] | None, bytes] = (None, b"")
+
+
+def _default_lines(defaults: list[tuple[bytes, bytes]]) -> bytes:
+    global _defaults
+    made, lines = _defaults
+    if made is not defaults:
+        lines = b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        _defaults = (defaults, lines)
+    return lines
 
 
 def _encoded(rendered: Rendered, defaults: list[tuple[bytes, bytes]], keep_alive: bool) -> bytes:
-    head = [_STATUS[rendered.status]]
-    for name, value in defaults:
-        head += [name, b": ", value, b"\r\n"]
+    head = [_STATUS[rendered.status], _default_lines(defaults)]
     head.append(b"content-type: %s\r\ncontent-length: %d\r\n" % (
         rendered.content_type.encode("latin-1"), len(rendered.body)))
     for key, text in rendered.headers.items():

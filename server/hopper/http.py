@@ -212,21 +212,24 @@ def _sqs_request(head: Head, home: str) -> Incoming | None:
     if method not in ("GET", "POST"):
         return None
     path = head.path
-    segments = path[1:].split("/")
     if path == "/":
         path_queue = None
-    elif segments[0] in _OWN_SEGMENTS:
-        return None
     else:
+        segments = path[1:].split("/")
+        if segments[0] in _OWN_SEGMENTS:
+            return None
         path_queue = queue_urls.path_queue(segments, home)
         if path_queue is None:
             return None
     raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers]
-    headers: dict[str, str] = {}
-    for name, value in raw_headers:
-        headers.setdefault(name, value)
+    # The first value of a repeated header: filled backwards, an earlier one wins.
+    headers = dict(reversed(raw_headers))
     query_string = head.query_string
-    if path_queue is None and dashboard.wants_page(method, query_string, headers.get("accept", "")):
+    if (
+        path_queue is None
+        and method == "GET"
+        and dashboard.wants_page(method, query_string, headers.get("accept", ""))
+    ):
         return None
     return Incoming(
         method=method,

@@ -98,6 +98,43 @@ def test_an_idle_keep_alive_connection_is_closed_after_its_answer_and_the_timeou
     assert IDLE_TIMEOUT * 0.9 <= waited < IDLE_TIMEOUT + SLACK
 
 
+def sqs_call(sock: socket.socket) -> bytes:
+    """One ListQueues (an SQS call: the direct path, hopper/direct.py) on `sock`, and
+    the head of its answer, whose body is read and dropped."""
+    body = b"Action=ListQueues"
+    sock.sendall(
+        b"POST / HTTP/1.1\r\nHost: localhost\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = sock.recv(65536)
+        assert chunk, f"closed after {answer!r}"
+        answer += chunk
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    return head
+
+
+def test_a_connection_busy_past_its_first_deadline_closes_an_idle_timeout_after_its_last_answer(
+    impatient,
+):
+    # The deadline's timer is made once per connection and moved on by each answer
+    # (connection_limits.GuardedProtocol._arm): calls spread over twice the timeout
+    # keep the connection, and the close comes a timeout after the last of them.
+    with connect(impatient) as client:
+        started = time.monotonic()
+        while time.monotonic() - started < 2 * IDLE_TIMEOUT:
+            assert sqs_call(client).startswith(b"HTTP/1.1 200")
+            time.sleep(IDLE_TIMEOUT / 4)  # the time between calls is what is tested
+        assert sqs_call(client).startswith(b"HTTP/1.1 200")
+        waited = seconds_until_closed(client)
+    assert IDLE_TIMEOUT * 0.9 <= waited < IDLE_TIMEOUT + SLACK
+
+
 def test_a_long_poll_quiet_for_longer_than_the_idle_timeout_is_not_cut(impatient):
     # given a queue, and a message sent while a long poll waits three idle timeouts
     url = httpx.post(impatient, data={"Action": "CreateQueue", "QueueName": "patient"})

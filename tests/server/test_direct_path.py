@@ -92,8 +92,9 @@ def test_a_wrapper_that_does_not_say_it_passes_sqs_calls_through_turns_the_path_
 def test_the_direct_protocol_overrides_only_what_it_stands_in_for():
     own = {name for name in vars(DirectProtocol) if not name.startswith("__")}
     assert own == {
-        "endpoint", "checks", "connection_made", "on_headers_complete", "on_body",
-        "on_message_complete", "_exchange", "_head", "_scope", "_answer", "_write",
+        "endpoint", "checks", "connection_made", "on_message_begin",
+        "on_headers_complete", "on_body", "on_message_complete", "_exchange", "_head",
+        "_asgi_scope", "_scope", "_answer", "_write", "_responded",
     }
 
 

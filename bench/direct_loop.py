@@ -1,0 +1,137 @@
+"""`python -m bench.direct_loop`: CPU per SendMessage through hopper's HTTP protocol
+(hopper/direct.py) in process, on the memory store, with no socket: the request's
+bytes fed to the protocol, the answer taken from a stand-in transport. What it leaves
+out is the kernel's part and the load generator, so it is steady on a loaded machine
+where the benchmark's CPU per message swings by a tenth.
+
+`--fixed` answers every call with a fixed body instead of running hopper's request
+path: what is left is the HTTP side alone (the parser's callbacks, the checks, the
+write). `--profile` prints cProfile's top functions for the last round.
+
+    PYTHONPATH=server .venv/bin/python -m bench.direct_loop [--fixed] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import time
+from typing import Any
+
+import uvicorn
+import uvloop
+from uvicorn.server import ServerState
+
+from bench.client import AUTHORIZATION
+from hopper import serving
+from hopper.app import create_app
+from hopper.direct import DirectProtocol
+from hopper.settings import load
+from hopper.wire.render_json import Rendered
+
+
+class Transport:
+    """What the protocol writes to."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.closing = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name)
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def close(self) -> None:
+        self.closing = True
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def request(action: str, payload: dict[str, Any]) -> bytes:
+    """The request bench/client.py sends."""
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    return (
+        "POST / HTTP/1.1\r\nHost: 127.0.0.1:9324\r\n"
+        "Content-Type: application/x-amz-json-1.0\r\n"
+        f"Authorization: {AUTHORIZATION}\r\nX-Amz-Date: 20240101T000000Z\r\n"
+        f"X-Amz-Target: AmazonSQS.{action}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+class FixedAnswer:
+    """An Endpoint whose answer is fixed: the HTTP side alone."""
+
+    def __init__(self, endpoint: Any) -> None:
+        self.endpoint = endpoint
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.endpoint, name)
+
+    async def answer(self, incoming: Any, body: bytes, gone: Any) -> Rendered:
+        return Rendered(200, "application/x-amz-json-1.0", b'{"MessageId":"m"}', {"x": "r"})
+
+
+async def measure(args: argparse.Namespace) -> None:
+    app = serving.refusing_in_one_line(create_app(load({}, environ={})), lambda _: None)
+    config = uvicorn.Config(app, http=DirectProtocol, lifespan="off", timeout_keep_alive=15)
+    config.load()
+    transport = Transport()
+    protocol = DirectProtocol(config, ServerState(), {}, _loop=asyncio.get_running_loop())
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+
+    async def call(data: bytes) -> bytes:
+        protocol.data_received(data)
+        # One turn of the loop per request, as a server's reads take one each (an
+        # answer run in a task is written in it); more only for a call that waits.
+        await asyncio.sleep(0)
+        while not transport.written:
+            await asyncio.sleep(0)
+        return transport.written.pop()
+
+    created = await call(request("CreateQueue", {"QueueName": "loop"}))
+    url = json.loads(created.partition(b"\r\n\r\n")[2])["QueueUrl"]
+    send = request("SendMessage", {"QueueUrl": url, "MessageBody": "x" * 100})
+    if args.fixed:
+        protocol.endpoint = FixedAnswer(protocol.endpoint)  # type: ignore[assignment]
+    for _ in range(1000):  # warm: the queue's caches, the parser
+        await call(send)
+    rounds = []
+    for index in range(args.rounds):
+        profile = cProfile.Profile() if args.profile and index == args.rounds - 1 else None
+        if profile is not None:
+            profile.enable()
+        started = time.process_time()
+        for _ in range(args.calls):
+            await call(send)
+        rounds.append((time.process_time() - started) / args.calls * 1e6)
+        if profile is not None:
+            profile.disable()
+            pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+    shown = " ".join(f"{us:.1f}" for us in rounds)
+    print(f"CPU us per SendMessage, {args.rounds} rounds of {args.calls}: {shown}", end="")
+    print(f"; best {min(rounds):.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fixed", action="store_true", help="a fixed answer: the HTTP side alone")
+    parser.add_argument("--profile", action="store_true", help="cProfile the last round")
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    uvloop.run(measure(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
