@@ -135,11 +135,13 @@ class PostgresQueueStore(
         self._lookups: Coalescer[None, QueueKey, asyncpg.Record | None] = Coalescer(
             self._get_queues, size=lambda key: 1
         )
+        # Deletes and claims of a queue, one statement at a time, as plain sends
+        # (sends.py): a bigger group per statement, fewer commits and round trips.
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
-            self._delete_group, size=lambda receipt: 1
+            self._delete_group, size=lambda receipt: 1, parallel=1
         )
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
-            self._claim_group, size=lambda place: 1
+            self._claim_group, size=lambda place: 1, parallel=1
         )
         # FIFO receives of a queue take turns under its receive lock; those waiting for
         # a turn share the next one (one transaction, their claims one after another).
