@@ -50,13 +50,15 @@ class Sender:
         self._keyed: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
             self._send_group, size=lambda message: len(message.body)
         )
-        # Plain sends of every queue share statements, keyed by `now` alone, one
-        # statement at a time: while it commits the next group gathers, twice as many
-        # sends a statement as with two in flight, and each statement costs a commit
-        # (the backend's WAL flush, ~100 us of its CPU) and a round trip whatever its size.
+        # Plain sends of every queue share statements, keyed by `now` alone. Two in
+        # flight, not one as deletes and claims: one at a time carries about twice the
+        # sends a statement (each statement costs a commit, the backend's WAL flush
+        # ~100 us of its CPU, and a round trip whatever its size), but a lone send
+        # would wait behind another's commit, and a send is what end-to-end latency
+        # waits for.
         self._plain: Coalescer[float | None, PlainSend, SendResult | None] = Coalescer(
             size=lambda item: len(item[1].body),
-            parallel=1,
+            parallel=2,
             hold=held_on(self._pool, self._send_plain_on),
         )
 

@@ -136,9 +136,9 @@ class PostgresQueueStore(
         self._lookups: Coalescer[None, QueueKey, asyncpg.Record | None] = Coalescer(
             self._get_queues, size=lambda key: 1
         )
-        # Deletes and claims of a queue, one statement at a time, as plain sends
-        # (sends.py): a bigger group per statement, fewer commits and round trips.
-        # Each holds a pool connection while its statements follow one another.
+        # Deletes and claims of a queue, one statement at a time: while one commits the
+        # next group gathers, a bigger group per statement, fewer commits and round
+        # trips. Each holds a pool connection while its statements follow one another.
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
             size=lambda receipt: 1, parallel=1, hold=held_on(lambda: self._db, self._delete_group)
         )
