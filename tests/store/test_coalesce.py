@@ -4,6 +4,8 @@ results, failures and cancellations stay with the callers they belong to."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -100,3 +102,54 @@ async def test_a_caller_that_goes_away_cancels_nobody_else_and_its_items_are_sen
     assert await stays == [30]
     assert statements.runs == [("q", [1]), ("q", [2, 3])]
     await coalescer.close()
+
+
+class Holds:
+    """A fake resource for a coalescer's hold: counts how often it is taken and let
+    go, and can refuse to be taken."""
+
+    def __init__(self, statements: Statements) -> None:
+        self.statements = statements
+        self.taken = 0
+        self.let_go = 0
+        self.refuse_with: Exception | None = None
+
+    @contextlib.asynccontextmanager
+    async def hold(
+        self, key: str
+    ) -> AsyncIterator[Callable[[str, list[int]], Awaitable[list[int]]]]:
+        if self.refuse_with is not None:
+            raise self.refuse_with
+        self.taken += 1
+        try:
+            yield self.statements.run
+        finally:
+            self.let_go += 1
+
+
+async def test_a_drain_holds_one_resource_for_the_groups_that_follow_one_another() -> None:
+    statements = Statements()
+    holds = Holds(statements)
+    coalescer = Coalescer(size=lambda item: 1, parallel=1, hold=holds.hold)
+    first = asyncio.create_task(coalescer.submit("q", [1]))
+    await statements.started.wait()
+    later = [asyncio.create_task(coalescer.submit("q", [n])) for n in (2, 3)]
+    await settle()
+    statements.release.set()
+    assert await asyncio.gather(first, *later) == [[10], [20], [30]]
+    assert statements.runs == [("q", [1]), ("q", [2, 3])]
+    # both statements ran on one hold, let go once the groups stopped coming
+    assert (holds.taken, holds.let_go) == (1, 1)
+
+
+async def test_a_hold_that_cannot_be_taken_fails_the_waiting_callers() -> None:
+    statements = Statements()
+    holds = Holds(statements)
+    holds.refuse_with = RuntimeError("no connection")
+    coalescer = Coalescer(size=lambda item: 1, parallel=1, hold=holds.hold)
+    with pytest.raises(RuntimeError, match="no connection"):
+        await coalescer.submit("q", [1])
+    assert statements.runs == []
+    holds.refuse_with = None
+    statements.release.set()
+    assert await coalescer.submit("q", [2]) == [20]

@@ -27,7 +27,7 @@ from hopper.core import limits
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import NewMessage, QueueKey, SendResult
 from hopper.store.postgres.coalesce import Coalescer
-from hopper.store.postgres.pool import deadlock_retried
+from hopper.store.postgres.pool import deadlock_retried, held_on
 from hopper.store.postgres.rows import arrived_delivered, attributes_json
 from hopper.store.postgres.schema import Connectable
 
@@ -50,9 +50,16 @@ class Sender:
         self._keyed: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
             self._send_group, size=lambda message: len(message.body)
         )
-        # Plain sends of every queue share statements, keyed by `now` alone.
+        # Plain sends of every queue share statements, keyed by `now` alone. Two in
+        # flight, not one as deletes and claims: one at a time carries about twice the
+        # sends a statement (each statement costs a commit, the backend's WAL flush
+        # ~100 us of its CPU, and a round trip whatever its size), but a lone send
+        # would wait behind another's commit, and a send is what end-to-end latency
+        # waits for.
         self._plain: Coalescer[float | None, PlainSend, SendResult | None] = Coalescer(
-            self._send_plain_group, size=lambda item: len(item[1].body)
+            size=lambda item: len(item[1].body),
+            parallel=2,
+            hold=held_on(self._pool, self._send_plain_on),
         )
 
     async def send(
@@ -78,10 +85,18 @@ class Sender:
         await self._keyed.close()
         await self._plain.close()
 
-    async def _send_plain_group(
-        self, now: float | None, items: list[PlainSend]
+    async def _send_plain_on(
+        self, connection: Connectable, now: float | None, items: list[PlainSend]
     ) -> list[SendResult | None]:
-        return await send_plain_across(self._on(), self._sql, now, items)
+        return await send_plain_across(connection, self._sql, now, items)
+
+    def _pool(self) -> asyncpg.Pool:
+        """The pool the shared plain sends hold a connection of (only a store with a
+        pool of its own shares statements)."""
+        db = self._on()
+        if not isinstance(db, asyncpg.Pool):
+            raise TypeError("shared sends need the store's pool")
+        return db
 
     async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
         """One statement for `messages`, one send's or several sends' that share it."""

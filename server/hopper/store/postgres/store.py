@@ -51,6 +51,7 @@ from hopper.store.postgres.listener import Listener
 from hopper.store.postgres.pool import (
     DATABASE_ERRORS,
     deadlock_retried,
+    held_on,
     listening_connection,
     open_pool,
     receive_lock,
@@ -135,11 +136,14 @@ class PostgresQueueStore(
         self._lookups: Coalescer[None, QueueKey, asyncpg.Record | None] = Coalescer(
             self._get_queues, size=lambda key: 1
         )
+        # Deletes and claims of a queue, one statement at a time: while one commits the
+        # next group gathers, a bigger group per statement, fewer commits and round
+        # trips. Each holds a pool connection while its statements follow one another.
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
-            self._delete_group, size=lambda receipt: 1
+            size=lambda receipt: 1, parallel=1, hold=held_on(lambda: self._db, self._delete_group)
         )
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
-            self._claim_group, size=lambda place: 1
+            size=lambda place: 1, parallel=1, hold=held_on(lambda: self._db, self._claim_group)
         )
         # FIFO receives of a queue take turns under its receive lock; those waiting for
         # a turn share the next one (one transaction, their claims one after another).
@@ -292,16 +296,15 @@ class PostgresQueueStore(
                 )
 
     async def _claim_group(
-        self, group: ClaimGroup, places: list[None]
+        self, connection: Connectable, group: ClaimGroup, places: list[None]
     ) -> list[tuple[Delivery | None, bool]]:
         """One claim for the receives of `group`, one place per message they take: the
         deliveries in send order, padded with None, and whether any message was moved to
         the dead-letter queue instead (then the receives short of messages look again)."""
         key, visibility_timeout, now = group
-        async with self._db.acquire() as connection:
-            claimed, moved = await self._claim(
-                connection, key, len(places), visibility_timeout, now, []
-            )
+        claimed, moved = await self._claim(
+            connection, key, len(places), visibility_timeout, now, []
+        )
         self._dead_lettered[key] += moved
         padded: list[Delivery | None] = [*claimed, *[None] * (len(places) - len(claimed))]
         return [(delivery, moved > 0) for delivery in padded]
@@ -452,18 +455,18 @@ class PostgresQueueStore(
             rows = await (
                 self._deletes.submit(group, receipts)
                 if self._coalesce
-                else self._delete_group(group, list(receipts))
+                else self._delete_group(self._db, group, list(receipts))
             )
             results = await outcomes_of(self._db, self._sql, key, receipts, rows, refuse_expired)
         self.vacuum.deleted(sum(r.outcome is ReceiptOutcome.OK for r in results))
         return repeats_gone(receipts, results)
 
     async def _delete_group(
-        self, group: DeleteGroup, receipts: list[Receipt]
+        self, db: Connectable | asyncpg.Pool, group: DeleteGroup, receipts: list[Receipt]
     ) -> list[asyncpg.Record]:
         key, now, refuse_expired = group
         return await deadlock_retried(
-            self._db,
+            db,
             self._sql["delete_messages"],
             key.account,
             key.name,

@@ -840,14 +840,22 @@ deleted AS (
     RETURNING m.id, m.token
 )
 SELECT r.ord, (SELECT id FROM q) AS queue_id,
-       (r.id, r.token) IN (SELECT id, token FROM deleted) AS done,
+       d.id IS NOT NULL AS done,
        m.token AS current_token,
        m.visible_at - m.retry_delay <= (SELECT now FROM q) AS lapsed
 FROM r
--- each message as it was before this statement (the facts for the classification)
-LEFT JOIN messages m
-    ON m.queue_id = (SELECT id FROM q) AND m.id = r.id
-    AND m.sent_at + 0 > (SELECT horizon FROM q)
+LEFT JOIN deleted d ON d.id = r.id AND d.token = r.token
+-- each message this statement did not delete, as it was before it (the facts for the
+-- classification); a deleted one needs none, so the common case reads no row twice
+LEFT JOIN LATERAL (
+    SELECT m.token, m.visible_at, m.retry_delay FROM messages m
+    WHERE d.id IS NULL
+      AND m.queue_id = (SELECT id FROM q) AND m.id = r.id
+      AND m.sent_at + 0 > (SELECT horizon FROM q)
+    -- (one row at most; the LIMIT keeps the look-up a probe per receipt instead of a
+    -- join the planner may turn into a read of the queue)
+    LIMIT 1
+) m ON true
 ORDER BY r.ord;
 
 -- name: change_visibility
