@@ -1,7 +1,9 @@
 """The FIFO claim (receive_fifo_messages) on queues of different shapes: how long one
-claim of 10 takes, on a queue of N messages in G groups, with the first 10 in flight.
+claim of 10 takes, on a queue of N messages in G groups, with the first 10 in flight
+(or the first message of H groups, leaving fewer fresh groups than the claim asks for).
 The claim probes each group of a queue of few groups and walks a queue of many groups
-to its first fresh heads (queries.sql); this shows both sides of that choice.
+to its first fresh heads, or probes them all when the walk finds too few (queries.sql);
+this shows each side of those choices.
 
     PYTHONPATH=server python bench/pg_fifo_claim.py [--rounds 7]
 
@@ -27,10 +29,19 @@ from hopper.store.postgres.schema import queries  # noqa: E402
 from postgres.databases import fresh_database  # noqa: E402
 
 QUEUE = QueueKey("000000000000", "bench.fifo")
-SHAPES = [(2_000, 1), (2_000, 50), (2_000, 200), (2_000, 2_000), (10_000, 100), (10_000, 10_000)]
+# (messages, groups, groups held in flight: 0 for one receive of 10)
+SHAPES = [
+    (2_000, 1, 0),
+    (2_000, 50, 0),
+    (2_000, 200, 0),
+    (2_000, 2_000, 0),
+    (10_000, 100, 0),
+    (10_000, 10_000, 0),
+    (5_000, 100, 95),
+]
 
 
-async def fill(dsn: str, messages: int, groups: int) -> None:
+async def fill(dsn: str, messages: int, groups: int, held: int) -> None:
     store = PostgresQueueStore(dsn, listen=False)
     await store.start(lambda *_: None)
     try:
@@ -41,7 +52,10 @@ async def fill(dsn: str, messages: int, groups: int) -> None:
                 for n in range(start, start + 100)
             ]
             await store.send(QUEUE, batch, now=None)
-        await store.receive(QUEUE, max_messages=10, visibility_timeout=600, now=None)
+        if not held:
+            await store.receive(QUEUE, max_messages=10, visibility_timeout=600, now=None)
+        for _ in range(held):
+            await store.receive(QUEUE, max_messages=1, visibility_timeout=600, now=None)
     finally:
         await store.close()
 
@@ -66,11 +80,12 @@ async def claim_ms(dsn: str, rounds: int) -> float:
 
 
 async def main(rounds: int) -> None:
-    for messages, groups in SHAPES:
+    for messages, groups, held in SHAPES:
         async with fresh_database() as dsn:
-            await fill(dsn, messages, groups)
+            await fill(dsn, messages, groups, held)
             took = await claim_ms(dsn, rounds)
-        print(f"{messages:>6} messages in {groups:>6} groups: {took:6.2f} ms a claim of 10")
+        shape = f"{messages:>6} messages in {groups:>6} groups"
+        print(f"{shape}{f', {held} held' if held else '':<10}: {took:6.2f} ms a claim of 10")
 
 
 if __name__ == "__main__":

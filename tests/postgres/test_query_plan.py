@@ -219,3 +219,53 @@ async def test_the_store_plans_each_statement_once_per_connection(open_store: St
     # ms of work); the store's statements are keyed by queue, so one plan serves all.
     async with open_store(listen=False) as store, store._db.acquire() as connection:
         assert await connection.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
+
+
+def walked(plan: dict[str, Any], index: str) -> int:
+    """How many index entries the nodes of an EXPLAIN (ANALYZE, FORMAT JSON) plan read
+    through `index`, over all their loops."""
+    found = 0
+    if plan.get("Index Name") == index:
+        found += plan["Actual Rows"] * plan["Actual Loops"]
+    for child in plan.get("Plans", []):
+        found += walked(child, index)
+    return found
+
+
+async def test_the_fifo_claim_of_many_groups_mostly_in_flight_reads_no_backlog(
+    open_store: StoreOpener, database: str
+) -> None:
+    # Given a backlog of 3,000 messages in 100 groups, 95 of them in flight: fewer fresh
+    # heads than the claim asks for. It then probes every group instead of walking the
+    # whole queue in send order (a probe per message: 25 ms a claim on such a queue).
+    queue = QueueKey(ACCOUNT, "backlog.fifo")
+    async with open_store(listen=False) as store:
+        await store.create_queue(queue, QueueConfig(fifo=True), {}, now=None)
+        for number in range(30):
+            batch = [
+                NewMessage(
+                    id=f"{g}-{number}", body="x", group_id=f"g{g}", deduplication_id=f"{g}-{number}"
+                )
+                for g in range(100)
+            ]
+            await store.send(queue, batch, now=None)
+        for _ in range(95):
+            await store.receive(queue, max_messages=1, visibility_timeout=600, now=None)
+    connection = await asyncpg.connect(
+        database,
+        server_settings={"search_path": "hopper", "plan_cache_mode": "force_generic_plan"},
+    )
+    try:
+        await connection.execute("ANALYZE")
+        statement = await connection.prepare(
+            "EXPLAIN (ANALYZE, FORMAT JSON) " + queries()["receive_fifo_messages"]
+        )
+        async with connection.transaction():
+            row = await statement.fetchrow(ACCOUNT, "backlog.fifo", None, 10, 30.0, [], True)
+    finally:
+        await connection.close()
+    assert row is not None
+    plan = json.loads(row[0])[0]["Plan"]
+    # the walk stops at the queue's first 512 messages; the 5 groups' runs, 10 messages
+    assert walked(plan, "messages_queue_order") <= 600
+    assert plan["Actual Rows"] == 10

@@ -616,51 +616,84 @@ many AS MATERIALIZED (
     SELECT $7::boolean OR count(*) > 64 AS groups FROM groups
 ),
 -- many groups: the first $4 never-received heads that are deliverable, in sequence order
--- (messages_queue_order); a head has no earlier message in its group (probed through
--- messages_queue_group)
+-- (messages_queue_order); a head has no earlier message in its group (a probe of
+-- messages_queue_group). At most 512 messages are probed: a never-received message
+-- behind an earlier one of its group (a backlog behind a head in flight) costs a probe
+-- and is no head, and a queue whose groups are mostly in flight is such messages to
+-- its end. Fewer than $4 heads found (most groups in flight): `every_group` below
+-- finds the heads instead, a probe per group. (Unbounded, the walk read to the end of
+-- the queue: 25 ms a claim of 10 on a queue of 5,000 messages in 100 groups, 95 of
+-- them in flight; 2.5 ms with `every_group`.)
 fresh AS (
-    SELECT m.seq FROM messages m
-    WHERE (SELECT groups FROM many) AND m.queue_id = (SELECT id FROM q)
-      -- one CASE, which the planner cannot estimate (it guesses half the messages
-      -- pass): its estimates of the separate tests multiplied to a handful of rows, and
-      -- it sorted the whole queue instead of walking it in order and stopping early.
-      -- The head test is a probe per message walked (a subplan: never a join reading
-      -- the whole queue), made last.
-      AND CASE WHEN m.group_id IS NOT NULL AND m.receive_count = 0
-                    AND m.visible_at <= (SELECT now FROM q)
-                    AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
-               THEN NOT EXISTS (
-                   SELECT 1 FROM messages o
-                   WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
-                     AND o.seq < m.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
-                     AND o.id <> ALL($6::text[]))
-               ELSE false END
-    ORDER BY m.seq LIMIT $4
+    SELECT w.seq FROM (
+        SELECT m.queue_id, m.id, m.seq, m.group_id FROM messages m
+        WHERE (SELECT groups FROM many) AND m.queue_id = (SELECT id FROM q)
+          -- one CASE, which the planner cannot estimate (it guesses half the messages
+          -- pass): its estimates of the separate tests multiplied to a handful of rows,
+          -- and it sorted the whole queue instead of walking it in order and stopping
+          -- early
+          AND CASE WHEN m.group_id IS NOT NULL AND m.receive_count = 0
+                        AND m.visible_at <= (SELECT now FROM q)
+                        AND m.sent_at + 0 > (SELECT horizon FROM q)
+                        AND m.id <> ALL($6::text[])
+                   THEN true ELSE false END
+        ORDER BY m.seq LIMIT 512
+    ) w
+    -- the head test, a probe per candidate (a subplan: never a join reading the queue)
+    WHERE NOT EXISTS (
+        SELECT 1 FROM messages o
+        WHERE o.queue_id = w.queue_id AND o.group_id = w.group_id
+          AND o.seq < w.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
+          AND o.id <> ALL($6::text[]))
+    ORDER BY w.seq LIMIT $4
 ),
 -- how far in sequence order a served group's head can be: to the $4-th of those (the
 -- $4 groups a receive serves at most became available no later than it, and a message
 -- sent later becomes available later: sent plus the queue's delay, or at the end of a
--- lease that began after that), or to the end of the queue when there are fewer
+-- lease that began after that); when there are fewer, no bound (then the heads come
+-- from a probe of every group, `every_group`, not from a walk of the whole queue)
 reach AS MATERIALIZED (
     SELECT CASE WHEN count(*) < $4 THEN 9223372036854775807 ELSE max(seq) END AS seq
     FROM fresh
 ),
+-- many groups but fewer than $4 fresh heads among the first candidates (most groups in
+-- flight): every group, one probe of messages_queue_group each, as `groups` but
+-- without its cap
+every_group AS (
+    WITH RECURSIVE g (group_id) AS (
+        (SELECT m.group_id FROM messages m
+         WHERE (SELECT groups FROM many) AND (SELECT seq FROM reach) = 9223372036854775807
+           AND m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
+         ORDER BY m.group_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT m.group_id FROM messages m
+                WHERE m.queue_id = (SELECT id FROM q) AND m.group_id > g.group_id
+                ORDER BY m.group_id LIMIT 1)
+        FROM g WHERE g.group_id IS NOT NULL
+    )
+    SELECT group_id FROM g WHERE group_id IS NOT NULL
+),
 -- each group's head: its oldest message, leaving out those this receive claimed already
 -- ($6, as if gone); a group is deliverable when its head is visible, and it became
 -- available at the head's visible_at (sent, or the moment its lease ended). Found by a
--- probe per group, or for many groups by walking the queue up to `reach`.
+-- probe per group (of few groups, or of many when `reach` has no bound), or for many
+-- groups by walking the queue up to `reach`.
 heads AS (
-    SELECT h.* FROM groups g
+    SELECT h.* FROM (
+        SELECT group_id FROM groups WHERE NOT (SELECT groups FROM many)
+        UNION ALL
+        SELECT group_id FROM every_group
+    ) g
     CROSS JOIN LATERAL (
         SELECT m.group_id, m.seq, m.visible_at FROM messages m
         WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = g.group_id
           AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
         ORDER BY m.seq LIMIT 1
     ) h
-    WHERE NOT (SELECT groups FROM many) AND h.visible_at <= (SELECT now FROM q)
+    WHERE h.visible_at <= (SELECT now FROM q)
     UNION ALL
     SELECT m.group_id, m.seq, m.visible_at FROM messages m
-    WHERE (SELECT groups FROM many)
+    WHERE (SELECT groups FROM many) AND (SELECT seq FROM reach) < 9223372036854775807
       AND m.queue_id = (SELECT id FROM q) AND m.seq <= (SELECT seq FROM reach)
       -- as in `fresh`: the head test a probe per message, never a join
       AND CASE WHEN m.group_id IS NOT NULL AND m.visible_at <= (SELECT now FROM q)
