@@ -135,3 +135,32 @@ async def test_receives_wait_while_the_ledger_holds_its_window_in_flight() -> No
     finally:
         await store.close()
         await drop_prefix(one_node().url, prefix)
+
+
+async def test_concurrent_plain_sends_share_publishes_and_each_is_stored_once() -> None:
+    """Plain sends to one queue that arrive while its publish is on its way go in its
+    next one (Backlog.publish_gathered): fewer backlog entries than sends, every
+    message once."""
+    clock = FakeClock()
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
+    await store.start(_ignore)
+    try:
+        key = QueueKey("000000000000", "gathered")
+        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        js = store._p.backlog._res.js
+        stream = store._p.backlog._res.body_stream
+        before = (await js.stream_info(stream)).state.last_seq
+        # when 64 senders send one message each at once
+        sends = [store.send(key, [_message(i, fifo=False)], now=clock.now()) for i in range(64)]
+        results = await asyncio.gather(*sends)
+        # then each was answered for its own message, in fewer publishes than sends
+        assert all(len(result) == 1 for result in results)
+        entries = (await js.stream_info(stream)).state.last_seq - before
+        assert 1 <= entries < 64, entries
+        # and the queue holds each message once
+        seen, _ = await _drain(store, key, clock)
+        assert sorted(d.message.body for d in seen) == sorted(f"m{i}" for i in range(64))
+    finally:
+        await store.close()
+        await drop_prefix(one_node().url, prefix)

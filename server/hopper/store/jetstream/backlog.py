@@ -60,6 +60,15 @@ class Read:
     read: int = 0  # stream messages taken
 
 
+@dataclasses.dataclass(frozen=True)
+class Gathered:
+    """A plain send waiting for its queue's next publish, and the future that answers it
+    with its body keys."""
+
+    messages: Sequence[tuple[StoredMessage, float]]
+    waiter: asyncio.Future[list[int]]
+
+
 def _packed(
     messages: Sequence[tuple[StoredMessage, float]],
 ) -> list[list[tuple[StoredMessage, float]]]:
@@ -88,6 +97,56 @@ class Backlog:
         self._per_entry: dict[str, float] = {}
         # incarnation -> bodies of its backlog no ledger names, left for a trim
         self._freed: dict[str, set[int]] = {}
+        # incarnation -> plain sends waiting for the queue's next publish, and the task
+        # that publishes them (see `publish_gathered`)
+        self._gathered: dict[str, list[Gathered]] = {}
+        self._gathering: dict[str, asyncio.Task[None]] = {}
+
+    async def publish_gathered(
+        self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
+    ) -> list[int]:
+        """`publish`, for sends that need no order among themselves (plain sends of
+        different callers): the sends that arrive while a queue's publish is on its way
+        go together in its next one. Each publish is a round trip, its acknowledgement
+        and a wake-up hint, about as much work for nats-server and this process for
+        one message as for several: gathered, 16 concurrent SendMessage clients cost
+        143 us of CPU a message instead of 202 (bench/README.md). A lone send waits one
+        turn of the event loop."""
+        waiter: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        self._gathered.setdefault(incarnation, []).append(Gathered(messages, waiter))
+        if incarnation not in self._gathering:
+            self._gathering[incarnation] = asyncio.create_task(self._publish_all(incarnation))
+        return await waiter
+
+    async def _publish_all(self, incarnation: str) -> None:
+        """Publish what the queue's senders gathered, until none wait. A failed publish
+        fails every send it carried (none of them was acknowledged); a caller that gave
+        up is not answered. Its own task: one caller's cancellation stops nobody else's
+        send."""
+        gathered: list[Gathered] = []
+        try:
+            while gathered := self._gathered.pop(incarnation, []):
+                try:
+                    keys = await self.publish(
+                        incarnation, [m for one in gathered for m in one.messages]
+                    )
+                except Exception as error:
+                    for one in gathered:
+                        if not one.waiter.done():
+                            one.waiter.set_exception(error)
+                    continue
+                start = 0
+                for one in gathered:
+                    end = start + len(one.messages)
+                    if not one.waiter.done():
+                        one.waiter.set_result(keys[start:end])
+                    start = end
+        finally:
+            # No await since the last look: a send arriving now starts a new task.
+            del self._gathering[incarnation]
+            for one in [*gathered, *self._gathered.pop(incarnation, [])]:
+                if not one.waiter.done():
+                    one.waiter.set_exception(StoreUnavailable("the send was not published"))
 
     async def publish(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]

@@ -41,7 +41,7 @@ def entry(message: NewMessage, at: float) -> tuple[StoredMessage, float]:
 async def send_plain(
     backlog: Backlog, incarnation: str, messages: Sequence[NewMessage], at: float
 ) -> list[SendResult]:
-    await backlog.publish(incarnation, [entry(m, at) for m in messages])
+    await backlog.publish_gathered(incarnation, [entry(m, at) for m in messages])
     return [SendResult(m.id) for m in messages]
 
 
