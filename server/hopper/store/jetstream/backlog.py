@@ -70,23 +70,36 @@ class Gathered:
 
 
 def _packed(
-    messages: Sequence[tuple[StoredMessage, float]],
+    sends: Sequence[Sequence[tuple[StoredMessage, float]]],
 ) -> list[list[tuple[StoredMessage, float]]]:
-    """A send's messages in as few entries as carry them: one, unless together they pass
-    ENTRY_BYTES of body (each message alone fits: fitness.py)."""
+    """Sends' messages in as few entries as carry them, a send's messages together where
+    they fit in one entry (up to codec.SLOTS messages and ENTRY_BYTES of body; each
+    message alone fits: fitness.py). Whole sends keep a queue's entries alike (ten
+    messages each under batches of ten), which keeps the count of a deep backlog, its
+    waiting entries times the messages per entry read, close (Backlog._counted)."""
     packs: list[list[tuple[StoredMessage, float]]] = [[]]
     size = 0
-    for message in messages:
-        length = len(message[0].body) + sum(
-            len(a.string_value or "") + len(a.binary_value or b"")
-            for a in message[0].attributes.values()
-        )
-        if packs[-1] and (size + length > ENTRY_BYTES or len(packs[-1]) >= codec.SLOTS):
+    for send in sends:
+        lengths = [_length(message) for message in send]
+        if packs[-1] and (
+            size + sum(lengths) > ENTRY_BYTES or len(packs[-1]) + len(send) > codec.SLOTS
+        ):
             packs.append([])
             size = 0
-        packs[-1].append(message)
-        size += length
+        for message, length in zip(send, lengths, strict=True):
+            if packs[-1] and (size + length > ENTRY_BYTES or len(packs[-1]) >= codec.SLOTS):
+                packs.append([])
+                size = 0
+            packs[-1].append(message)
+            size += length
     return packs
+
+
+def _length(message: tuple[StoredMessage, float]) -> int:
+    return len(message[0].body) + sum(
+        len(a.string_value or "") + len(a.binary_value or b"")
+        for a in message[0].attributes.values()
+    )
 
 
 class Backlog:
@@ -127,9 +140,7 @@ class Backlog:
         try:
             while gathered := self._gathered.pop(incarnation, []):
                 try:
-                    keys = await self.publish(
-                        incarnation, [m for one in gathered for m in one.messages]
-                    )
+                    keys = await self.publish_sends(incarnation, [g.messages for g in gathered])
                 except Exception as error:
                     for one in gathered:
                         if not one.waiter.done():
@@ -153,9 +164,16 @@ class Backlog:
     ) -> list[int]:
         """Append the messages, in order, as one entry (one publish) when they fit; their
         body keys, once JetStream has them all."""
+        return await self.publish_sends(incarnation, [messages])
+
+    async def publish_sends(
+        self, incarnation: str, sends: Sequence[Sequence[tuple[StoredMessage, float]]]
+    ) -> list[int]:
+        """`publish` of several sends' messages, in order, each send's in one entry where
+        it fits."""
         res = self._res
         subject = res.backlog_subject(incarnation)
-        if not messages:
+        if not any(sends):
             return []
 
         async def one(pack: list[tuple[StoredMessage, float]]) -> list[int]:
@@ -175,7 +193,7 @@ class Backlog:
             return keys
 
         # One connection writes them in this order, so their sequences are send order.
-        packs = await asyncio.gather(*(one(pack) for pack in _packed(messages)))
+        packs = await asyncio.gather(*(one(pack) for pack in _packed(sends)))
         # Long polls of other processes: a hint (they also look by themselves).
         with contextlib.suppress(nats.errors.Error):
             await res.nc.publish(res.wake_subject(incarnation), b"")
