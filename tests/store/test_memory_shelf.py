@@ -16,25 +16,19 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hopper.core.clock import FakeClock
 from hopper.core.model import (
-    DeadLetterRule,
     MessageAttribute,
     NewMessage,
-    QueueConfig,
     QueueKey,
-    Receipt,
-    VisibilityChange,
 )
 from hopper.store.ledger import rules
-from hopper.store.memory import MemoryQueueStore
 
-ACCOUNT = "000000000000"
+from .scripts import ACCOUNT, StoreScript
+
 OTHER = QueueKey(ACCOUNT, "a")  # dead-letters into DEAD
 SELF = QueueKey(ACCOUNT, "s")  # its own dead-letter queue
 DEAD = QueueKey(ACCOUNT, "d")
 QUEUES = [OTHER, SELF, DEAD]
-RETENTION = 60.0
 PREFIX = "0f1e2d3c-4b5a-4697-8887-"  # as core/ids.py's new_id makes them
 KINDS = ["packed", "packed", "packed", "late", "other", "attributes", "tenant"]
 
@@ -61,25 +55,10 @@ operations = st.one_of(
 )
 
 
-class Script:
-    """One run of a script on a fresh store; `trace` collects every answer."""
-
+class Script(StoreScript):
     def __init__(self) -> None:
-        self.clock = FakeClock()
-        self.store = MemoryQueueStore(self.clock)
-        self.held: list[tuple[QueueKey, Receipt]] = []
+        super().__init__(QUEUES, fifo=False)
         self.ids: list[str] = []
-        self.trace: list[Any] = []
-
-    async def setup(self) -> None:
-        await self.store.start(lambda key, count: None)
-        for key, rule in [
-            (DEAD, None),
-            (OTHER, DeadLetterRule(DEAD, 2)),
-            (SELF, DeadLetterRule(SELF, 2)),
-        ]:
-            config = QueueConfig(message_retention_period=RETENTION, dead_letter=rule)
-            await self.store.create_queue(key, config, {}, now=None)
 
     async def run(self, ops: list[tuple[Any, ...]]) -> list[Any]:
         await self.setup()
@@ -113,29 +92,6 @@ class Script:
         got = await self.store.receive(key, max_messages=n, visibility_timeout=lease, now=None)
         self.held += [(key, d.receipt) for d in got]
         return [(d.message, d.token, d.receive_count, d.visible_at) for d in got]
-
-    async def change(self, index: int, timeout: int) -> Any:
-        if not self.held:
-            return None
-        key, receipt = self.held[index % len(self.held)]
-        change = VisibilityChange(receipt, timeout)
-        return await self.store.change_visibility(key, [change], refuse_expired=False, now=None)
-
-    async def delete(self, index: int) -> Any:
-        if not self.held:
-            return None
-        key, receipt = self.held.pop(index % len(self.held))
-        return await self.store.delete(key, [receipt], refuse_expired=False, now=None)
-
-    async def advance(self, seconds: float) -> Any:
-        self.clock.advance(seconds)
-
-    async def move(self, named: bool, limit: int) -> Any:
-        destination = OTHER if named else None
-        return await self.store.move_messages(DEAD, destination, limit=limit, now=None)
-
-    async def purge(self, queue: int) -> Any:
-        return await self.store.purge(QUEUES[queue], now=None)
 
     async def sweep(self, limit: int) -> Any:
         return await self.store.sweep_expired(limit=limit, now=None)
