@@ -71,11 +71,18 @@ class Windows:
             for key, claim, (_, _, now), revision in zip(keys, claims, ids, created, strict=True)
             if revision is None
         ]
-        found = iter(await asyncio.gather(*held))
-        return [
+        found = iter(await asyncio.gather(*held, return_exceptions=True))
+        outcomes = [
             Taken(key, revision) if revision is not None else next(found)
             for key, revision in zip(keys, created, strict=True)
         ]
+        failed = [one for one in outcomes if isinstance(one, BaseException)]
+        if failed:
+            # Free what the round took: its sends are refused, and their retries must
+            # not wait CLAIM_SECONDS for ids nobody holds.
+            await self.release([one for one in outcomes if isinstance(one, Taken)])
+            raise failed[0]
+        return [one for one in outcomes if not isinstance(one, BaseException)]
 
     async def _take_held(
         self, incarnation: str, key: str, claim: bytes, now: float
