@@ -20,7 +20,9 @@ The mapping:
   never take one backlog entry twice, and a receive's cost follows what is in flight,
   never the depth behind it (`steps.py`).
 - FIFO deduplication ids are one entry each of the bucket `<prefix>_dedup`, taken by
-  compare-and-set and judged by hopper's clock (`deduplication.py`).
+  compare-and-set and judged by hopper's clock (`deduplication.py`). FIFO sends to one
+  queue that arrive together go in one round: their ids created at once, one publish,
+  one record of where their messages went (`sends.FifoSends`).
 - A queue's record (config, tags, incarnation), deletion times and the move tasks are
   entries of the bucket `<prefix>_queues` (`records.py`, `tasks.py`).
 - The fencing token is the ledger bucket's revision of the write that claimed the

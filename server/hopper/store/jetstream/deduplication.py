@@ -8,12 +8,13 @@ two concurrent sends of one id enqueue one message, and the window is decided by
 hopper's `now` (300 seconds from the first send, even after the message is deleted),
 which JetStream's own Nats-Msg-Id window (the server's clock, fixed per stream) is not.
 
-A send takes its ids (each entry naming the send), publishes, then records where its
-messages went in one entry for the whole send (`<incarnation>.s.<send>`): ten ids cost
-eleven writes, not twenty. A duplicate that finds an id whose send has not recorded yet
-waits for it; an id left so longer than CLAIM_SECONDS (its sender died between the
-writes) is free again, so a client's retry of that send is enqueued rather than called
-a duplicate of nothing.
+A round of sends (`sends.FifoSends`: the sends to one queue that arrived together) takes
+its ids (each entry naming the round), publishes, then records where its messages went
+in one entry for the whole round (`<incarnation>.s.<round>`): ten ids cost eleven
+writes, not twenty, and sixteen single sends seventeen writes and one publish. A
+duplicate that finds an id whose send has not recorded yet waits for it; an id left so
+longer than CLAIM_SECONDS (its sender died between the writes) is free again, so a
+client's retry of that send is enqueued rather than called a duplicate of nothing.
 """
 
 from __future__ import annotations
@@ -56,21 +57,32 @@ class Windows:
         return f"{incarnation}.{hashlib.sha256(window_key.encode()).hexdigest()[:40]}"
 
     async def take(
-        self, incarnation: str, ids: Sequence[tuple[str, str]], send: str, now: float
+        self, incarnation: str, ids: Sequence[tuple[str, str, float]], send: str
     ) -> list[Taken | SendResult]:
-        """Take each (window key, message id) for the send named `send`: Taken, or the
-        original's result (a duplicate). Most ids are new: all are created at once
-        first, and only those that exist are read."""
-        keys = [self._key(incarnation, window_key) for window_key, _ in ids]
-        claims = [orjson.dumps({"at": now, "id": mid, "send": send}) for _, mid in ids]
+        """Take each (window key, message id, its send's now) for the round of sends
+        named `send`: Taken, or the original's result (a duplicate). Most ids are new:
+        all are created at once first, and only those that exist are read (together: one
+        whose sender is publishing may keep its reader waiting)."""
+        keys = [self._key(incarnation, window_key) for window_key, _, _ in ids]
+        claims = [orjson.dumps({"at": now, "id": mid, "send": send}) for _, mid, now in ids]
         created = await edge.create_many(self._kv, list(zip(keys, claims, strict=True)))
-        outcomes: list[Taken | SendResult] = []
-        for key, claim, revision in zip(keys, claims, created, strict=True):
-            if revision is not None:
-                outcomes.append(Taken(key, revision))
-            else:
-                outcomes.append(await self._take_held(incarnation, key, claim, now))
-        return outcomes
+        held = [
+            self._take_held(incarnation, key, claim, now)
+            for key, claim, (_, _, now), revision in zip(keys, claims, ids, created, strict=True)
+            if revision is None
+        ]
+        found = iter(await asyncio.gather(*held, return_exceptions=True))
+        outcomes = [
+            Taken(key, revision) if revision is not None else next(found)
+            for key, revision in zip(keys, created, strict=True)
+        ]
+        failed = [one for one in outcomes if isinstance(one, BaseException)]
+        if failed:
+            # Free what the round took: its sends are refused, and their retries must
+            # not wait CLAIM_SECONDS for ids nobody holds.
+            await self.release([one for one in outcomes if isinstance(one, Taken)])
+            raise failed[0]
+        return [one for one in outcomes if not isinstance(one, BaseException)]
 
     async def _take_held(
         self, incarnation: str, key: str, claim: bytes, now: float
@@ -100,8 +112,8 @@ class Windows:
         return None if found is None else int(found)
 
     async def record(self, incarnation: str, send: str, sequences: dict[str, int]) -> None:
-        """Where the messages of the send named `send` are (message id -> sequence
-        number): one entry for the whole send, which its ids' entries name. Not waited
+        """Where the messages of the round named `send` are (message id -> sequence
+        number): one entry for the whole round, which its ids' entries name. Not waited
         for: the messages are committed already, and were this write lost (the
         connection lost in between) a duplicate would wait CLAIM_SECONDS and then be
         enqueued, at-least-once."""

@@ -56,7 +56,7 @@ class _Parts:
     records: Records
     bodies: Bodies
     backlog: Backlog
-    windows: Windows
+    fifo: sends.FifoSends
     steps: Steps
     tasks: MoveTasks
     slots: SlotEntries
@@ -121,9 +121,9 @@ class JetStreamQueueStore:
         records, bodies = Records(res), Bodies(res)
         backlog = Backlog(res, bodies)
         steps = Steps(res, records, bodies, backlog, self._clock, self._window, self._changed)
-        tasks = MoveTasks(res, self._clock)
+        tasks, fifo = MoveTasks(res, self._clock), sends.FifoSends(backlog, Windows(res))
         self._parts = _Parts(
-            res, records, bodies, backlog, Windows(res), steps, tasks, SlotEntries(res), Quiet(res)
+            res, records, bodies, backlog, fifo, steps, tasks, SlotEntries(res), Quiet(res)
         )
         self._lost = None
         with edge.translated():
@@ -248,7 +248,7 @@ class JetStreamQueueStore:
         self._p.steps.forget(incarnation)
         self._p.records.incarnations.pop(incarnation, None)
         await self._p.backlog.drop(incarnation)
-        await self._p.windows.forget(incarnation)
+        await self._p.fifo.windows.forget(incarnation)
         # The incarnation went with the record: its ledger and bodies are garbage now.
         raw, revision = await edge.get(self._p.res.ledgers, incarnation)
         data = codec.unpack(raw)
@@ -315,8 +315,7 @@ class JetStreamQueueStore:
         handoff.check_leases(key, messages, max_depth)
         if sends.backlogged(record, messages, max_depth):
             if record.config.fifo:
-                p = self._p
-                return await sends.send_fifo(p.backlog, p.windows, incarnation, messages, at)
+                return await self._p.fifo.send(incarnation, messages, at)
             return await sends.send_plain(self._p.backlog, incarnation, messages, at)
         # Bodies go first: the ledger write that names them is the send's commit point,
         # so a process dying in between leaves an orphaned body, never a lost message.
@@ -439,7 +438,7 @@ class JetStreamQueueStore:
         await self._p.backlog.drop(incarnation, below=last + 1)
         if found[0].config.fifo:
             # AWS: a FIFO queue's deduplication window goes with its messages.
-            await self._p.windows.forget(incarnation)
+            await self._p.fifo.windows.forget(incarnation)
         return done.result + waiting
 
     async def last_purged_at(self, key: QueueKey) -> float | None:
