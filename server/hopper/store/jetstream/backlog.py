@@ -39,9 +39,11 @@ TRIM_WAITING = 1000
 ENTRY_BYTES = 1024 * 1024
 # After a publish that carried this many sends or more, the queue's next publish waits
 # for the senders it answered to send again (`Backlog._regather`), at most this many of
-# its round trips. A lone sender never waits.
+# its round trips and never longer than REGATHER_MAX_SECONDS (a publish slowed by a
+# leader election must not hold the next one for seconds). A lone sender never waits.
 REGATHER_MIN_SENDS = 2
 REGATHER_ROUND_TRIPS = 4.0
+REGATHER_MAX_SECONDS = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +156,8 @@ class Backlog:
         try:
             while True:
                 if carried >= REGATHER_MIN_SENDS:
-                    await self._regather(incarnation, carried, REGATHER_ROUND_TRIPS * took)
+                    timeout = min(REGATHER_ROUND_TRIPS * took, REGATHER_MAX_SECONDS)
+                    await self._regather(incarnation, carried, timeout)
                 if not (gathered := self._gathered.pop(incarnation, [])):
                     break
                 began = loop.time()
