@@ -15,6 +15,7 @@ import pytest
 from hopper.core.clock import FakeClock
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, Receipt
 from hopper.store.jetstream import JetStreamQueueStore
+from hopper.store.jetstream.sends import entry
 
 from .servers import one_node
 from .stores import drop_prefix
@@ -161,6 +162,47 @@ async def test_concurrent_plain_sends_share_publishes_and_each_is_stored_once() 
         # and the queue holds each message once
         seen, _ = await _drain(store, key, clock)
         assert sorted(d.message.body for d in seen) == sorted(f"m{i}" for i in range(64))
+    finally:
+        await store.close()
+        await drop_prefix(one_node().url, prefix)
+
+
+async def test_senders_a_publish_answered_go_together_in_the_next() -> None:
+    """After a publish that carried several sends, the queue's next publish waits for
+    their senders to send again (Backlog._regather): a send that arrived while it was
+    on its way goes with them, not alone, so concurrent senders do not split into
+    halves taking turns."""
+    clock = FakeClock()
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
+    await store.start(_ignore)
+    try:
+        key = QueueKey("000000000000", "regathered")
+        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        found = await store._p.records.find(key)
+        assert found is not None
+        incarnation = found[1]
+        backlog = store._p.backlog
+        js, stream = backlog._res.js, backlog._res.body_stream
+        before = (await js.stream_info(stream)).state.last_seq
+
+        async def twice(i: int) -> None:
+            for n in (i, i + 2):
+                await backlog.publish_gathered(
+                    incarnation, [entry(_message(n, fifo=False), clock.now())]
+                )
+
+        # when two senders' first sends are on their way, in one publish
+        senders = [asyncio.create_task(twice(i)) for i in range(2)]
+        while not backlog._gathering or backlog._gathered:
+            await asyncio.sleep(0)  # a turn of the loop: the publish took both
+        # and a third send arrives meanwhile
+        third = backlog.publish_gathered(incarnation, [entry(_message(4, fifo=False), clock.now())])
+        await asyncio.gather(third, *senders)
+        # then it went with the two senders' second sends: two publishes, not three
+        assert (await js.stream_info(stream)).state.last_seq - before == 2
+        seen, _ = await _drain(store, key, clock)
+        assert sorted(d.message.body for d in seen) == [f"m{i}" for i in range(5)]
     finally:
         await store.close()
         await drop_prefix(one_node().url, prefix)

@@ -37,6 +37,13 @@ TRIM_WAITING = 1000
 # An entry holds a send's messages up to this many bytes of bodies and attributes (one
 # SendMessageBatch fits: SQS caps its total at 1 MiB).
 ENTRY_BYTES = 1024 * 1024
+# After a publish that carried this many sends or more, the queue's next publish waits
+# for the senders it answered to send again (`Backlog._regather`), at most this many of
+# its round trips and never longer than REGATHER_MAX_SECONDS (a publish slowed by a
+# leader election must not hold the next one for seconds). A lone sender never waits.
+REGATHER_MIN_SENDS = 2
+REGATHER_ROUND_TRIPS = 4.0
+REGATHER_MAX_SECONDS = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +121,9 @@ class Backlog:
         # that publishes them (see `publish_gathered`)
         self._gathered: dict[str, list[Gathered]] = {}
         self._gathering: dict[str, asyncio.Task[None]] = {}
+        # incarnation -> how many sends its next publish waits for, and what a send sets
+        # once they are there (see `_regather`)
+        self._regathering: dict[str, tuple[int, asyncio.Future[None]]] = {}
 
     async def publish_gathered(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
@@ -124,9 +134,13 @@ class Backlog:
         and a wake-up hint, about as much work for nats-server and this process for
         one message as for several: gathered, 16 concurrent SendMessage clients cost
         143 us of CPU a message instead of 202 (bench/README.md). A lone send waits one
-        turn of the event loop."""
+        turn of the event loop; concurrent senders wait for each other (`_regather`)."""
         waiter: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
-        self._gathered.setdefault(incarnation, []).append(Gathered(messages, waiter))
+        gathered = self._gathered.setdefault(incarnation, [])
+        gathered.append(Gathered(messages, waiter))
+        awaited = self._regathering.get(incarnation)
+        if awaited is not None and len(gathered) >= awaited[0] and not awaited[1].done():
+            awaited[1].set_result(None)
         if incarnation not in self._gathering:
             self._gathering[incarnation] = asyncio.create_task(self._publish_all(incarnation))
         return await waiter
@@ -136,16 +150,26 @@ class Backlog:
         fails every send it carried (none of them was acknowledged); a caller that gave
         up is not answered. Its own task: one caller's cancellation stops nobody else's
         send."""
+        loop = asyncio.get_running_loop()
         gathered: list[Gathered] = []
+        carried, took = 0, 0.0  # the last publish's sends and round trip
         try:
-            while gathered := self._gathered.pop(incarnation, []):
+            while True:
+                if carried >= REGATHER_MIN_SENDS:
+                    timeout = min(REGATHER_ROUND_TRIPS * took, REGATHER_MAX_SECONDS)
+                    await self._regather(incarnation, carried, timeout)
+                if not (gathered := self._gathered.pop(incarnation, [])):
+                    break
+                began = loop.time()
                 try:
                     keys = await self.publish_sends(incarnation, [g.messages for g in gathered])
                 except Exception as error:
+                    carried = 0
                     for one in gathered:
                         if not one.waiter.done():
                             one.waiter.set_exception(error)
                     continue
+                carried, took = len(gathered), loop.time() - began
                 start = 0
                 for one in gathered:
                     end = start + len(one.messages)
@@ -158,6 +182,23 @@ class Backlog:
             for one in [*gathered, *self._gathered.pop(incarnation, [])]:
                 if not one.waiter.done():
                     one.waiter.set_exception(StoreUnavailable("the send was not published"))
+
+    async def _regather(self, incarnation: str, answered: int, timeout: float) -> None:
+        """Wait until the senders a publish answered are back: the sends that gathered
+        during it and `answered` more, at most `timeout`. Without it, 16 senders split
+        into two halves that take turns, each publish carrying eight; waiting one
+        sender's round trip (an HTTP answer and the next request), they go as one, and
+        a publish costs as much for sixteen sends as for eight: on three replicas about
+        900 us of the nats-servers' CPU each, four times a single node's
+        (bench/README.md)."""
+        target = answered + len(self._gathered.get(incarnation, []))
+        back: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._regathering[incarnation] = (target, back)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(back, timeout)
+        finally:
+            del self._regathering[incarnation]
 
     async def publish(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
