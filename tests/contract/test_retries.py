@@ -7,6 +7,8 @@ decided inside the store's claim. The dead-letter rule still decides when it sto
 
 from __future__ import annotations
 
+import pytest
+
 from hopper.core.clock import FakeClock
 from hopper.core.model import DeadLetterRule, ReceiptOutcome
 from hopper.core.operators import MessageState, state_of
@@ -189,3 +191,18 @@ async def test_full_jitter_spreads_the_retries_instead_of_synchronizing_them(
     arrivals = [b - a for a, b in zip([0, *visible], visible, strict=False)]
     assert all(5 <= count <= 50 for count in arrivals), arrivals
     assert visible[-1] == 200
+
+
+async def test_a_jittered_backoff_follows_the_lease_it_was_drawn_for(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    # given a queue whose deliveries each draw their backoff at random
+    queue = await make_queue(
+        store, clock, retry_policy=RetryPolicy(base=8, maximum=8, jitter="full")
+    )
+    await send(store, clock, queue, *[message(f"m{i}") for i in range(10)])
+    # when one claim delivers several messages
+    deliveries = await receive(store, clock, queue, n=10, lease=5)
+    # then each lease ends when asked, the one draw only after it: the deadline and the
+    # backoff a store keeps are of the same draw
+    assert [d.visible_at for d in deliveries] == pytest.approx([clock.time() + 5] * 10)
