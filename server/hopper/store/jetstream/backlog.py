@@ -41,8 +41,8 @@ ENTRY_BYTES = 1024 * 1024
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """One waiting message: its body key (codec.body_key), the message, when it is
-    visible."""
+    """One waiting message: its body key (codec.body_key), the message as a ledger
+    holds it (its body is in the bodies' cache), when it is visible."""
 
     key: int
     stored: StoredMessage
@@ -273,9 +273,9 @@ class Backlog:
         return found
 
     def _take(self, found: Read, data: bytes, seq: int) -> None:
-        for index, (stored, visible_at) in enumerate(codec.decode_entry(data)):
+        for index, (stored, body, visible_at) in enumerate(codec.decode_entry(data)):
             key = codec.body_key(seq, index)
-            self._bodies.keep(key, (stored.body, stored.attributes, stored.trace_header))
+            self._bodies.keep(key, body)
             found.entries.append(Entry(key, stored, visible_at))
         found.last = seq
 

@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 
 from hopper.core.errors import StoreUnavailable
-from hopper.core.model import MessageAttribute, StoredMessage
+from hopper.core.model import StoredMessage
 from hopper.store.jetstream import codec, edge
 
 log = logging.getLogger("hopper.jetstream")
@@ -18,7 +18,7 @@ log = logging.getLogger("hopper.jetstream")
 # Bodies kept in process memory (any process may cache them: they never change).
 CACHE_SIZE = 20_000
 
-Body = tuple[str, Mapping[str, MessageAttribute], str | None]
+Body = codec.Body
 
 
 class Bodies:
@@ -96,6 +96,21 @@ class Bodies:
 
         # Together: a batch's deletes cost one round trip, not one each.
         await asyncio.gather(*(one(seq) for seq in {codec.key_seq(k) for k in keys}))
+
+    async def fill(
+        self, messages: Iterable[StoredMessage], bodies: Mapping[str, int]
+    ) -> list[StoredMessage]:
+        """`filled` of each message; a body this process holds costs no await."""
+        cache = self._cache
+        filled = []
+        for stored in messages:
+            key = bodies.get(stored.id)
+            if key is None:
+                filled.append(stored)
+                continue
+            body = cache.get(key)
+            filled.append(codec.with_body(stored, body or await self.get(key)))
+        return filled
 
     async def filled(self, stored: StoredMessage, bodies: Mapping[str, int]) -> StoredMessage:
         """`stored` with its body, attributes and trace header (a ledger holds none)."""

@@ -22,7 +22,7 @@ from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
-from hopper.store.ledger import NO_ATTRIBUTES, Message, Queue, fifo_runs
+from hopper.store.ledger import Message, Queue, fifo_runs
 from hopper.store.ledger.rules import LedgerStore
 
 log = logging.getLogger("hopper.jetstream")
@@ -100,7 +100,7 @@ def _ready(queue: Queue, now: float, wanted: int) -> int:
     if queue.record.config.fifo:
         return sum(1 for _ in itertools.islice(fifo_runs(queue, now, frozenset()), wanted))
     return sum(
-        1 for m in queue.messages.values() if m.visible_at <= now and not queue.expired(m, now)
+        1 for m in queue.messages.listed() if m.visible_at <= now and not queue.expired(m, now)
     )
 
 
@@ -320,14 +320,9 @@ class Steps:
             one.incarnation, ledger.cursor, min(max(wanted - ready, PREFETCH), room)
         )
         for entry in found.entries:
-            stored = dataclasses.replace(
-                entry.stored,
-                body="",
-                attributes=NO_ATTRIBUTES,
-                trace_header=None,
-                # A FIFO message's sequence number is its place in the backlog.
-                sequence_number=entry.key if fifo else None,
-            )
+            stored = entry.stored
+            if fifo:  # A FIFO message's sequence number is its place in the backlog.
+                stored = dataclasses.replace(stored, sequence_number=entry.key)
             queue.add(Message(stored, visible_at=entry.visible_at))
             queue.grouped = queue.grouped or stored.group_id is not None
             ledger.bodies[stored.id] = entry.key
@@ -359,7 +354,9 @@ class Steps:
         writes = []
         for queue_key, one in loaded.items():
             ledger = one.ledger
-            ledger.bodies = {mid: bodies[mid] for mid in ledger.queue.messages}
+            ledger.bodies = {
+                m.stored.id: bodies[m.stored.id] for m in ledger.queue.messages.listed()
+            }
             ledger.absorbed &= ledger.bodies.keys()
             data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
             if data != one.raw:
@@ -399,6 +396,8 @@ class Steps:
         """A message taken from one queue's backlog that moved to another queue (dead
         letter, move task) gets a body of its own: its old one goes with its queue's
         backlog (a purge drops the backlog subject whole)."""
+        if len(loaded) < 2:  # a message moves only between two ledgers of the step
+            return
         absorbed = {mid for one in loaded.values() for mid in one.ledger.absorbed}
         for one in loaded.values():
             for mid in one.ledger.queue.messages:
