@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -280,6 +280,12 @@ def body_key(seq: int, index: int = 0) -> int:
 def key_seq(key: int) -> int:
     """The stream sequence holding the body of `key`."""
     return key // SLOTS
+
+
+def key_seqs(keys: Iterable[int]) -> set[int]:
+    """The stream sequences holding these bodies (`key_seq` of each, at C's pace: a
+    step asks it of its whole ledger)."""
+    return set(map(SLOTS.__rfloordiv__, keys))
 
 
 def encode_entry(messages: Sequence[tuple[StoredMessage, float]]) -> bytes:

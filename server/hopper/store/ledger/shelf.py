@@ -238,6 +238,10 @@ class Shelf:
         `_in_order`)."""
         return list(self._records.values()) if self._in_order() else list(self._slot_values())
 
+    def ids(self) -> list[str]:
+        """The ids in arrival order, as a list (as `listed`)."""
+        return list(self._records) if self._in_order() else list(self._slot_ids())
+
     def items(self) -> Iterator[tuple[str, Message]]:
         for message in self.values():
             yield message.stored.id, message
