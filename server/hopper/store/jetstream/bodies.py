@@ -48,6 +48,10 @@ class Bodies:
 
     def keep(self, key: int, body: Body) -> None:
         self._cache[key] = body
+        # Kept again (a backlog read of a body sent here) is kept as new: left where
+        # its send put it, a body read ahead was the next to go, before its receive
+        # filled it in (500 of a second 40,000-message drain were read back one by one).
+        self._cache.move_to_end(key)
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
 
