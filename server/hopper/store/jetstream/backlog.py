@@ -36,6 +36,8 @@ READ_MAX_BYTES = 4 * 1024 * 1024
 # Freed backlog bodies a queue leaves for its next trim, at most (above: deleted one by
 # one, so a message held long in flight keeps no more than this many behind it).
 TRIM_WAITING = 1000
+# A trim purges once this many freed bodies lie below the floor (or every one freed).
+TRIM_BATCH = 100
 # An entry holds a send's messages up to this many bytes of bodies and attributes (one
 # SendMessageBatch fits: SQS caps its total at 1 MiB).
 ENTRY_BYTES = 1024 * 1024
@@ -255,16 +257,23 @@ class Backlog:
         self._per_entry.pop(incarnation, None)
         self._freed.pop(incarnation, None)
 
-    async def trim(self, incarnation: str, floor: int, freed: Iterable[int]) -> list[int]:
+    async def trim(
+        self, incarnation: str, floor: int, freed: Iterable[int], *, settled: bool = False
+    ) -> list[int]:
         """Remove the queue's entries below sequence `floor` (no ledger needs them) by one
-        purge, once some freed body lies below it. Freed bodies above it wait for the
+        purge, once enough freed bodies lie below it, or any when `settled` (the ledger
+        names no entry of the backlog any more). Freed bodies above it wait for the
         floor to pass them (a drain deletes out of order, and one purge then does the work
         of many deletes); those returned, when too many wait, are the caller's to delete.
         Best effort: a body left behind costs space until the stream's max age."""
         waiting = self._freed.setdefault(incarnation, set())
         waiting.update(freed)
-        below = {key for key in waiting if codec.key_seq(key) < floor}
-        if below:
+        first = codec.body_key(floor)  # the first body key of sequence `floor`
+        below = {key for key in waiting if key < first}
+        # A purge is a request to JetStream: one per TRIM_BATCH freed bodies (a busy
+        # drain freed a few below the floor at three writes in four), and one once the
+        # ledger settled (a queue drained leaves no entry behind: quiet.py).
+        if below and (len(below) >= TRIM_BATCH or settled):
             waiting -= below
             try:
                 await self.drop(incarnation, below=floor)

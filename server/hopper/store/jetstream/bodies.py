@@ -60,11 +60,17 @@ class Bodies:
         if cached is not None:
             return cached
         res = self._res
+        seq = codec.key_seq(key)
         with edge.translated():
-            raw = await res.js.get_msg(res.body_stream, codec.key_seq(key))
-        body = codec.decode_body_at(raw.data or b"{}", key % codec.SLOTS)
-        self.keep(key, body)
-        return body
+            raw = await res.js.get_msg(res.body_stream, seq)
+        # Every body of a backlog entry is kept: its other messages were likely sent
+        # together and are received together (a sweep takes 500 of a queue's oldest
+        # into its ledger, whose bodies later sends may push out of the cache; they
+        # were then read back one request each).
+        bodies = codec.decode_bodies(raw.data or b"{}")
+        for index, body in enumerate(bodies):
+            self.keep(codec.body_key(seq, index), body)
+        return bodies[key % codec.SLOTS]
 
     async def republish(self, key: int) -> int:
         """The body of `key` published again, alone, on the bodies subject; its new key."""

@@ -357,10 +357,10 @@ def delivered(delivery: Delivery, message: StoredMessage, revision: int) -> Deli
     )
 
 
-def decode_body_at(data: bytes, index: int) -> Body:
-    """The body at `index` of a stream message: a backlog entry's, or a lone body."""
+def decode_bodies(data: bytes) -> list[Body]:
+    """The bodies of a stream message, in order: a backlog entry's, or a lone body."""
     raw = orjson.loads(data)
-    return _body_from(raw["messages"][index] if "messages" in raw else raw)
+    return [_body_from(one) for one in raw["messages"]] if "messages" in raw else [_body_from(raw)]
 
 
 def decode_body(data: bytes) -> Body:

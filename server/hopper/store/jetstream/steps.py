@@ -395,7 +395,10 @@ class Steps:
             freed = [k for k in gone if codec.key_seq(k) not in named]
             trimmed = [k for k in freed if k in taken]
             self._bodies.evict(trimmed)
-            lone = await self._backlog.trim(loaded[key].incarnation, _floor(loaded[key]), trimmed)
+            own = loaded[key]
+            lone = await self._backlog.trim(
+                own.incarnation, _floor(own), trimmed, settled=not own.ledger.absorbed
+            )
             await self._bodies.drop([k for k in freed if k not in taken] + lone)
         return main
 
