@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 
 from hopper.core.errors import StoreUnavailable
-from hopper.core.model import MessageAttribute, StoredMessage
+from hopper.core.model import StoredMessage
 from hopper.store.jetstream import codec, edge
 
 log = logging.getLogger("hopper.jetstream")
@@ -18,7 +18,7 @@ log = logging.getLogger("hopper.jetstream")
 # Bodies kept in process memory (any process may cache them: they never change).
 CACHE_SIZE = 20_000
 
-Body = tuple[str, Mapping[str, MessageAttribute], str | None]
+Body = codec.Body
 
 
 class Bodies:
@@ -48,6 +48,10 @@ class Bodies:
 
     def keep(self, key: int, body: Body) -> None:
         self._cache[key] = body
+        # Kept again (a backlog read of a body sent here) is kept as new: left where
+        # its send put it, a body read ahead was the next to go, before its receive
+        # filled it in (500 of a second 40,000-message drain were read back one by one).
+        self._cache.move_to_end(key)
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
 
@@ -56,11 +60,17 @@ class Bodies:
         if cached is not None:
             return cached
         res = self._res
+        seq = codec.key_seq(key)
         with edge.translated():
-            raw = await res.js.get_msg(res.body_stream, codec.key_seq(key))
-        body = codec.decode_body_at(raw.data or b"{}", key % codec.SLOTS)
-        self.keep(key, body)
-        return body
+            raw = await res.js.get_msg(res.body_stream, seq)
+        # Every body of a backlog entry is kept: its other messages were likely sent
+        # together and are received together (a sweep takes 500 of a queue's oldest
+        # into its ledger, whose bodies later sends may push out of the cache; they
+        # were then read back one request each).
+        bodies = codec.decode_bodies(raw.data or b"{}")
+        for index, body in enumerate(bodies):
+            self.keep(codec.body_key(seq, index), body)
+        return bodies[key % codec.SLOTS]
 
     async def republish(self, key: int) -> int:
         """The body of `key` published again, alone, on the bodies subject; its new key."""
@@ -96,6 +106,21 @@ class Bodies:
 
         # Together: a batch's deletes cost one round trip, not one each.
         await asyncio.gather(*(one(seq) for seq in {codec.key_seq(k) for k in keys}))
+
+    async def fill(
+        self, messages: Iterable[StoredMessage], bodies: Mapping[str, int]
+    ) -> list[StoredMessage]:
+        """`filled` of each message; a body this process holds costs no await."""
+        cache = self._cache
+        filled = []
+        for stored in messages:
+            key = bodies.get(stored.id)
+            if key is None:
+                filled.append(stored)
+                continue
+            body = cache.get(key)
+            filled.append(codec.with_body(stored, body or await self.get(key)))
+        return filled
 
     async def filled(self, stored: StoredMessage, bodies: Mapping[str, int]) -> StoredMessage:
         """`stored` with its body, attributes and trace header (a ledger holds none)."""

@@ -220,9 +220,26 @@ async def _write(bucket: Bucket, key: str, value: bytes, last: int, headers: dic
     hopper requires 2.11, see fitness.py, so the server's own check is enough.)"""
     fits(bucket.js, value)
     headers = {**headers, "Nats-Expected-Last-Subject-Sequence": str(last)}
+    # A request and its answer read here, not nats-py's JetStream publish: that reads
+    # the acknowledgement with the standard library's JSON into an API object (5 us a
+    # write, against 0.3 with orjson; its headers and checks besides).
     with translated():
-        ack = await bucket.js.publish(f"$KV.{bucket.name}.{key}", value, headers=headers)
-    return int(ack.seq)
+        msg = await bucket.js._nc.request(
+            f"$KV.{bucket.name}.{key}", value, timeout=REQUEST_TIMEOUT_SECONDS, headers=headers
+        )
+    return _acknowledged(msg.data)
+
+
+def _acknowledged(data: bytes) -> int:
+    """The sequence a JetStream publish was stored at; Conflict for a lost
+    compare-and-set."""
+    answer = orjson.loads(data)
+    error = answer.get("error")
+    if error is None:
+        return int(answer["seq"])
+    if error.get("err_code") in (10071, 10164):  # wrong last sequence
+        raise Conflict()
+    raise StoreUnavailable(f"JetStream: {error.get('description', error)}")
 
 
 async def create_many(bucket: Bucket, entries: Sequence[tuple[str, bytes]]) -> list[int | None]:

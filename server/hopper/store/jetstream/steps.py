@@ -22,7 +22,7 @@ from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
-from hopper.store.ledger import NO_ATTRIBUTES, Message, Queue, fifo_runs
+from hopper.store.ledger import Message, Queue, fifo_runs
 from hopper.store.ledger.rules import LedgerStore
 
 log = logging.getLogger("hopper.jetstream")
@@ -69,6 +69,9 @@ class Loaded:
     revision: int
     # False: read from this process's memory, not yet checked against JetStream
     verified: bool = True
+    # `raw` is what this process wrote, with the tokens of its deliveries pending, which
+    # `ledger` holds resolved: the two differ though nothing changed since (`_keep`).
+    pending: bool = False
 
 
 # Steps committed together at most: each claims up to 10 deliveries, and one write has
@@ -91,8 +94,8 @@ def _floor(one: Loaded) -> int:
     """The lowest sequence of the queue's backlog its ledger may still need: the oldest
     entry a message it took from there names, else the first after its cursor."""
     ledger = one.ledger
-    named = (codec.key_seq(ledger.bodies[mid]) for mid in ledger.absorbed)
-    return min(named, default=ledger.cursor + 1)
+    oldest = min(map(ledger.bodies.__getitem__, ledger.absorbed), default=None)
+    return ledger.cursor + 1 if oldest is None else codec.key_seq(oldest)
 
 
 def _ready(queue: Queue, now: float, wanted: int) -> int:
@@ -100,7 +103,7 @@ def _ready(queue: Queue, now: float, wanted: int) -> int:
     if queue.record.config.fifo:
         return sum(1 for _ in itertools.islice(fifo_runs(queue, now, frozenset()), wanted))
     return sum(
-        1 for m in queue.messages.values() if m.visible_at <= now and not queue.expired(m, now)
+        1 for m in queue.messages.listed() if m.visible_at <= now and not queue.expired(m, now)
     )
 
 
@@ -141,6 +144,9 @@ class Steps:
         self._backlog = backlog
         self._window = window
         self._clock = clock
+        # The retry policy's jitter, for every step's model: a Random of its own, seeded
+        # from the system at each step, cost 13 us.
+        self._rng = random.Random()
         self.dead_lettered: Counter[QueueKey] = Counter()
         # Group commit: the steps waiting per queue, and the task running each queue's.
         # incarnation -> its ledger as this process last committed it (see `load`)
@@ -171,13 +177,15 @@ class Steps:
         ledger = codec.decode_ledger(data, record, revision)
         return Loaded(record, incarnation, ledger, data, revision)
 
-    def _keep(self, one: Loaded, revision: int, data: bytes | None, now: float) -> None:
+    def _keep(self, one: Loaded, revision: int, data: bytes | None) -> None:
         """Remember a ledger as written at `revision` (its tokens resolved), for the
-        next step of this process on it."""
-        ledger = one.ledger
-        if codec.resolve(ledger, revision):
-            data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
-        self._decoded[one.incarnation] = Loaded(one.record, one.incarnation, ledger, data, revision)
+        next step of this process on it. What was written (`data`) is kept as it is,
+        not encoded again with the tokens resolved (a second encoding at every write
+        that delivers): the next write then compares nothing and writes."""
+        pending = codec.resolve(one.ledger, revision) or (one.pending and data is one.raw)
+        self._decoded[one.incarnation] = Loaded(
+            one.record, one.incarnation, one.ledger, data, revision, pending=pending
+        )
 
     async def run(
         self,
@@ -320,14 +328,9 @@ class Steps:
             one.incarnation, ledger.cursor, min(max(wanted - ready, PREFETCH), room)
         )
         for entry in found.entries:
-            stored = dataclasses.replace(
-                entry.stored,
-                body="",
-                attributes=NO_ATTRIBUTES,
-                trace_header=None,
-                # A FIFO message's sequence number is its place in the backlog.
-                sequence_number=entry.key if fifo else None,
-            )
+            stored = entry.stored
+            if fifo:  # A FIFO message's sequence number is its place in the backlog.
+                stored = dataclasses.replace(stored, sequence_number=entry.key)
             queue.add(Message(stored, visible_at=entry.visible_at))
             queue.grouped = queue.grouped or stored.group_id is not None
             ledger.bodies[stored.id] = entry.key
@@ -336,7 +339,7 @@ class Steps:
         return found.waiting
 
     def _model(self, loaded: Mapping[QueueKey, Loaded]) -> LedgerStore:
-        model = LedgerStore(self._clock, tokens=PendingTokens())
+        model = LedgerStore(self._clock, self._rng, tokens=PendingTokens())
         for key, one in loaded.items():
             model.hold(key, one.ledger.queue)
         return model
@@ -349,20 +352,23 @@ class Steps:
         now: float,
     ) -> int | None:
         """Write the changed ledgers; the main ledger's new revision, if it changed."""
+        # The ledger's whole is walked here at C's pace (map, set operations): what
+        # Python walks is what the step changed.
         bodies: dict[str, int] = dict(new_bodies)
         for one in loaded.values():
             bodies.update(one.ledger.bodies)
         before = set(bodies.values()) - set(new_bodies.values())
         # The bodies the main queue took from its own backlog (those the trim may cover).
-        taken = {bodies[mid] for mid in loaded[key].ledger.absorbed}
+        taken = set(map(bodies.__getitem__, loaded[key].ledger.absorbed))
         await self._rehome(loaded, bodies)
         writes = []
         for queue_key, one in loaded.items():
             ledger = one.ledger
-            ledger.bodies = {mid: bodies[mid] for mid in ledger.queue.messages}
+            ids = ledger.queue.messages.ids()
+            ledger.bodies = dict(zip(ids, map(bodies.__getitem__, ids), strict=True))
             ledger.absorbed &= ledger.bodies.keys()
             data = codec.encode_ledger(ledger, window=limits.DEDUPLICATION_WINDOW_SECONDS, now=now)
-            if data != one.raw:
+            if one.pending or data != one.raw:
                 writes.append((queue_key, one, data))
         # The main queue last: what a step moves arrives before it leaves.
         writes.sort(key=lambda w: w[0] == key)
@@ -374,24 +380,28 @@ class Steps:
                 written.append((one, revision))
                 main = revision if queue_key == key else main
         except edge.Conflict:
-            await self._undo(written)
+            await self._undo(written, now)
             raise
         for (queue_key, one, data), (_, revision) in zip(writes, written, strict=True):
-            self._keep(one, revision, data, now)
+            self._keep(one, revision, data)
             self._changed(queue_key)
         for one in loaded.values():
             if all(one is not w for _, w, _ in writes):
-                self._keep(one, one.revision, one.raw, now)
-        after = {key for one in loaded.values() for key in one.ledger.bodies.values()}
-        if writes:
+                self._keep(one, one.revision, one.raw)
+        after = set().union(*(one.ledger.bodies.values() for one in loaded.values()))
+        gone = before - after
+        if writes and gone:
             # A stream message goes once no message names any body it holds: the main
             # queue's backlog entries by one trim below what its ledger still names, the
             # rest one delete each.
-            named = {codec.key_seq(key) for key in after}
-            freed = [k for k in before - after if codec.key_seq(k) not in named]
+            named = codec.key_seqs(after)
+            freed = [k for k in gone if codec.key_seq(k) not in named]
             trimmed = [k for k in freed if k in taken]
             self._bodies.evict(trimmed)
-            lone = await self._backlog.trim(loaded[key].incarnation, _floor(loaded[key]), trimmed)
+            own = loaded[key]
+            lone = await self._backlog.trim(
+                own.incarnation, _floor(own), trimmed, settled=not own.ledger.absorbed
+            )
             await self._bodies.drop([k for k in freed if k not in taken] + lone)
         return main
 
@@ -399,16 +409,25 @@ class Steps:
         """A message taken from one queue's backlog that moved to another queue (dead
         letter, move task) gets a body of its own: its old one goes with its queue's
         backlog (a purge drops the backlog subject whole)."""
+        if len(loaded) < 2:  # a message moves only between two ledgers of the step
+            return
         absorbed = {mid for one in loaded.values() for mid in one.ledger.absorbed}
         for one in loaded.values():
             for mid in one.ledger.queue.messages:
                 if mid in absorbed and mid not in one.ledger.absorbed:
                     bodies[mid] = await self._bodies.republish(bodies[mid])
 
-    async def _undo(self, written: list[tuple[Loaded, int]]) -> None:
+    async def _undo(self, written: list[tuple[Loaded, int]], now: float) -> None:
         """Put back ledgers a half-done step wrote, where nobody changed them since."""
         for one, revision in written:
+            # What was read, its pending tokens resolved at the revision it was read at
+            # (written as it was, they would resolve at the undo's own).
+            data = b""
+            if one.raw:
+                ledger = codec.decode_ledger(one.raw, one.record, one.revision)
+                window = limits.DEDUPLICATION_WINDOW_SECONDS
+                data = codec.encode_ledger(ledger, window=window, now=now)
             try:
-                await edge.put(self._kv, one.incarnation, codec.pack(one.raw or b""), revision)
+                await edge.put(self._kv, one.incarnation, codec.pack(data), revision)
             except (edge.Conflict, StoreUnavailable) as error:
                 log.warning("hopper: could not undo a half-done step (%s): a duplicate", error)

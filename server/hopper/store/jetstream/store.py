@@ -288,13 +288,11 @@ class JetStreamQueueStore:
 
     async def _delivered(self, deliveries: Sequence[Delivery], done: Done[Any]) -> list[Delivery]:
         """Deliveries as they leave the store: bodies filled in, tokens resolved."""
+        filled = await self._p.bodies.fill((d.message for d in deliveries), done.bodies)
+        revision = done.revision or 0
         return [
-            dataclasses.replace(
-                d,
-                message=await self._p.bodies.filled(d.message, done.bodies),
-                token=codec.token(d.token, done.revision or 0),
-            )
-            for d in deliveries
+            codec.delivered(d, message, revision)
+            for d, message in zip(deliveries, filled, strict=True)
         ]
 
     # --- messages -------------------------------------------------------------------

@@ -48,6 +48,7 @@ class Shelf:
         "_head",
         "_keys",
         "_last",
+        "_ordered",
         "_packed",
         "_prefix",
         "_records",
@@ -70,6 +71,9 @@ class Shelf:
         self._last = -1
         # Counts the cuts, which move slots: a walk they would derail stops instead.
         self._cuts = 0
+        # Whether the dict of records holds them in arrival order (a promoted record is
+        # put in it late): see `_in_order`.
+        self._ordered = True
 
     # --- arrivals -----------------------------------------------------------------------
 
@@ -174,6 +178,7 @@ class Shelf:
         self._slots[index] = message
         self._records[message.stored.id] = message
         self._packed -= 1
+        self._ordered = False
         return message
 
     def _holds(self, slot: str | Message | None) -> bool:
@@ -182,6 +187,29 @@ class Shelf:
         return self._records.get(slot.stored.id) is slot
 
     # --- walks --------------------------------------------------------------------------
+
+    def _in_order(self) -> bool:
+        """Whether every message is a record and the dict holds them in arrival order,
+        so a walk goes over the dict, not the slots: a JetStream step walks its ledger
+        (all records) several times, and the slots' walk costs three times the dict's
+        (0.3 against 0.1 us a message; `listed`'s copy of the dict 0.005). The dict is
+        put back in order once no message is packed."""
+        if self._packed:
+            return False
+        if not self._ordered:
+            self._records = {slot.stored.id: slot for slot in self._slot_values()}
+            self._ordered = True
+        return True
+
+    def _records_walk(self) -> Iterator[Message]:
+        """The records in arrival order (when `_in_order`), as the slots' walk hands
+        them: what arrives meanwhile is left out, what leaves is skipped, a cut stops."""
+        cuts = self._cuts
+        for message in list(self._records.values()):
+            if cuts != self._cuts:
+                raise RuntimeError("a queue's messages were cut during a walk")
+            if self._records.get(message.stored.id) is message:
+                yield message
 
     def _indexes(self) -> Iterator[int]:
         """The slots holding a message, in arrival order. What arrives meanwhile is left
@@ -196,16 +224,34 @@ class Shelf:
 
     def values(self) -> Iterator[Message]:
         """The messages in arrival order, a packed one as a copy."""
+        return self._records_walk() if self._in_order() else self._slot_values()
+
+    def _slot_values(self) -> Iterator[Message]:
         slots = self._slots
         for index in self._indexes():
             slot = slots[index]
             yield slot if isinstance(slot, Message) else self._copy(index)
+
+    def listed(self) -> list[Message]:
+        """The messages in arrival order, a packed one as a copy: `values` as a list, for
+        a reader that changes nothing while it reads (a copy of the dict when
+        `_in_order`)."""
+        return list(self._records.values()) if self._in_order() else list(self._slot_values())
+
+    def ids(self) -> list[str]:
+        """The ids in arrival order, as a list (as `listed`)."""
+        return list(self._records) if self._in_order() else list(self._slot_ids())
 
     def items(self) -> Iterator[tuple[str, Message]]:
         for message in self.values():
             yield message.stored.id, message
 
     def __iter__(self) -> Iterator[str]:
+        if self._in_order():
+            return (message.stored.id for message in self._records_walk())
+        return self._slot_ids()
+
+    def _slot_ids(self) -> Iterator[str]:
         slots = self._slots
         for index in self._indexes():
             slot = slots[index]
@@ -227,8 +273,26 @@ class Shelf:
 
     def visible(self, now: float, horizon: float) -> Iterator[Message]:
         """The messages visible at `now` and sent after `horizon`, in arrival order, each
-        as a record: what a standard queue's receive takes. The walk starts past the
-        empty slots at the head, and leaves them behind for good."""
+        as a record: what a standard queue's receive takes."""
+        if self._in_order():
+            return self._visible_records(now, horizon)
+        return self._visible_slots(now, horizon)
+
+    def _visible_records(self, now: float, horizon: float) -> Iterator[Message]:
+        """`visible` over the dict (when `_in_order`), as `_records_walk` walks it: one
+        generator, and a message not visible costs two comparisons (a receive passes
+        every message in flight before it reaches one)."""
+        cuts = self._cuts
+        for message in list(self._records.values()):
+            if message.visible_at <= now and message.stored.sent_at > horizon:
+                if cuts != self._cuts:
+                    raise RuntimeError("a queue's messages were cut during a walk")
+                if self._records.get(message.stored.id) is message:
+                    yield message
+
+    def _visible_slots(self, now: float, horizon: float) -> Iterator[Message]:
+        """`visible` over the slots. The walk starts past the empty slots at the head,
+        and leaves them behind for good."""
         slots, sent, visible = self._slots, self._sent, self._visible
         head = self._head
         while head < len(slots) and not self._holds(slots[head]):
@@ -291,6 +355,7 @@ class Shelf:
         self._packed = 0
         self._head = 0
         self._cuts += 1
+        self._ordered = True
 
     def _tidy(self) -> None:
         slots = len(self._slots)
