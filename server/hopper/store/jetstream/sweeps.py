@@ -9,6 +9,12 @@ one: before a message sent now could), nor later than IDLE_SECONDS (its retentio
 period may have been shortened since; AWS too takes up to 15 minutes to apply one).
 Any write to its ledger (a dead letter or a move brings old messages) makes it due
 again: this process's own writes at once, another's through the ledger watch.
+
+A visit reads the backlog (up to the sweep's limit of its oldest messages, into the
+ledger) only when something there may have expired. The backlog's entries wait in the
+order they were published, after every message the ledger took from it: while one of
+those is unexpired, so is everything still waiting. A busy deep queue's ledger is
+written all the time, and each round took 500 fresh messages into it, to expire none.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ class Sweeps:
         self._due: dict[QueueKey, float] = {}
         self._scanned: list[QueueKey] = []
         self._scanned_at = -math.inf
+        # queue -> hopper's time before which nothing waiting in its backlog can have
+        # expired (a message the ledger took from it does not expire before then)
+        self._fresh_until: dict[QueueKey, float] = {}
 
     async def sweep(self, steps: Steps, records: Records, limit: int, now: float) -> int:
         """Sweep expired messages of the due queues, `limit` at most; how many."""
@@ -42,6 +51,7 @@ class Sweeps:
             if swept >= limit:
                 break
             left = limit - swept
+            absorb = 0 if now < self._fresh_until.get(key, -math.inf) else left
             seen: list[Loaded] = []
 
             async def expire(model: LedgerStore, left: int = left) -> int:
@@ -49,10 +59,13 @@ class Sweeps:
 
             try:
                 # The backlog's head is its oldest: read as far as this sweep may go.
-                done = await steps.run(key, expire, now=now, absorb=left, after=seen.append)
+                done = await steps.run(key, expire, now=now, absorb=absorb, after=seen.append)
             except QueueNotFound:  # deleted since the scan
+                self._fresh_until.pop(key, None)
                 continue
             swept += done.result
+            if seen:
+                self._fresh_until[key] = fresh_until(seen[-1], now)
             if done.waiting == 0 and seen:  # (the last round's view, if it was retried)
                 messages = seen[-1].ledger.queue.messages.values()
                 oldest = min((m.stored.sent_at for m in messages), default=None)
@@ -77,3 +90,20 @@ class Sweeps:
     def changed(self, key: QueueKey) -> None:
         """The queue's ledger was written: visit it at the next round."""
         self._due.pop(key, None)
+
+
+def fresh_until(one: Loaded, now: float) -> float:
+    """Until when nothing waiting in the queue's backlog can have expired: the newest
+    message the ledger took from the backlog was published before everything still
+    waiting. Not later than IDLE_SECONDS from now (its retention period may be shortened
+    meanwhile, or the queue deleted and made again: retention is applied by every step
+    anyway, the sweep only frees space); -inf when the ledger holds none."""
+    ledger, absorbed = one.ledger, one.ledger.absorbed
+    newest = max(
+        (m.stored.sent_at for m in ledger.queue.messages.values() if m.stored.id in absorbed),
+        default=None,
+    )
+    if newest is None:
+        return -math.inf
+    retention = one.record.config.message_retention_period
+    return min(newest + retention, now + IDLE_SECONDS)
