@@ -15,7 +15,6 @@ import nats
 
 from hopper.core.clock import Clock
 from hopper.core.model import QueueKey
-from hopper.core.store import QueueStore
 from hopper.store.jetstream import JetStreamQueueStore
 
 from .servers import one_node
@@ -43,7 +42,8 @@ async def drop_prefix(url: str, prefix: str) -> None:
 
 
 @asynccontextmanager
-async def jetstream_store(clock: Clock) -> AsyncIterator[QueueStore]:
+async def jetstream_store(clock: Clock) -> AsyncIterator[JetStreamQueueStore]:
+    """A started store of its own prefix on the session's node, removed afterwards."""
     node = one_node()
     prefix = f"t{uuid.uuid4().hex[:12]}"
     store = JetStreamQueueStore([node.url], prefix=prefix, clock=clock)

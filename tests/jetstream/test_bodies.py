@@ -10,24 +10,16 @@ import uuid
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import NewMessage, QueueConfig, QueueKey, Receipt
-from hopper.store.jetstream import JetStreamQueueStore, codec
+from hopper.store.jetstream import codec
 
-from .servers import one_node
-from .stores import drop_prefix
+from .stores import jetstream_store
 
 KEY = QueueKey("000000000000", "bodies")
 
 
-def _ignore(key: QueueKey, count: int | None = None) -> None:
-    pass
-
-
 async def test_a_body_read_back_brings_the_other_bodies_of_its_entry() -> None:
     clock = FakeClock()
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
-    await store.start(_ignore)
-    try:
+    async with jetstream_store(clock) as store:
         await store.create_queue(KEY, QueueConfig(), {}, now=clock.now())
         sent = [NewMessage(id=str(uuid.uuid4()), body=f"b{i}") for i in range(10)]
         await store.send(KEY, sent, now=clock.now())
@@ -41,17 +33,11 @@ async def test_a_body_read_back_brings_the_other_bodies_of_its_entry() -> None:
         await bodies.get(min(cached))
 
         assert bodies._cache == cached
-    finally:
-        await store.close()
-        await drop_prefix(one_node().url, prefix)
 
 
 async def test_a_body_kept_again_is_the_last_to_leave_the_cache() -> None:
     clock = FakeClock()
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
-    await store.start(_ignore)
-    try:
+    async with jetstream_store(clock) as store:
         bodies = store._p.bodies
         bodies.keep(1, ("first", {}, None))
         bodies.keep(2, ("second", {}, None))
@@ -59,9 +45,6 @@ async def test_a_body_kept_again_is_the_last_to_leave_the_cache() -> None:
         bodies.keep(1, ("first", {}, None))  # a backlog read of a body sent here
 
         assert list(bodies._cache) == [2, 1]
-    finally:
-        await store.close()
-        await drop_prefix(one_node().url, prefix)
 
 
 async def test_a_drained_queue_leaves_no_backlog_entry_behind() -> None:
@@ -69,10 +52,7 @@ async def test_a_drained_queue_leaves_no_backlog_entry_behind() -> None:
     delete that empties it purges the rest (quiet.py counts an empty queue's backlog
     as empty only then)."""
     clock = FakeClock()
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
-    await store.start(_ignore)
-    try:
+    async with jetstream_store(clock) as store:
         await store.create_queue(KEY, QueueConfig(), {}, now=clock.now())
         for _ in range(3):
             batch = [NewMessage(id=str(uuid.uuid4()), body="x") for _ in range(10)]
@@ -88,6 +68,3 @@ async def test_a_drained_queue_leaves_no_backlog_entry_behind() -> None:
         left = await store._p.backlog.read(found[1], 0, 100)
 
         assert left.entries == [] and left.waiting == 0
-    finally:
-        await store.close()
-        await drop_prefix(one_node().url, prefix)

@@ -18,7 +18,7 @@ from hopper.store.jetstream import JetStreamQueueStore
 from hopper.store.jetstream.sends import entry
 
 from .servers import one_node
-from .stores import drop_prefix
+from .stores import drop_prefix, jetstream_store
 
 DEPTH = 11_000
 
@@ -143,10 +143,7 @@ async def test_concurrent_plain_sends_share_publishes_and_each_is_stored_once() 
     next one (Backlog.publish_gathered): fewer backlog entries than sends, every
     message once."""
     clock = FakeClock()
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
-    await store.start(_ignore)
-    try:
+    async with jetstream_store(clock) as store:
         key = QueueKey("000000000000", "gathered")
         await store.create_queue(key, QueueConfig(), {}, now=clock.now())
         js = store._p.backlog._res.js
@@ -162,9 +159,6 @@ async def test_concurrent_plain_sends_share_publishes_and_each_is_stored_once() 
         # and the queue holds each message once
         seen, _ = await _drain(store, key, clock)
         assert sorted(d.message.body for d in seen) == sorted(f"m{i}" for i in range(64))
-    finally:
-        await store.close()
-        await drop_prefix(one_node().url, prefix)
 
 
 async def test_senders_a_publish_answered_go_together_in_the_next() -> None:
@@ -173,10 +167,7 @@ async def test_senders_a_publish_answered_go_together_in_the_next() -> None:
     on its way goes with them, not alone, so concurrent senders do not split into
     halves taking turns."""
     clock = FakeClock()
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
-    await store.start(_ignore)
-    try:
+    async with jetstream_store(clock) as store:
         key = QueueKey("000000000000", "regathered")
         await store.create_queue(key, QueueConfig(), {}, now=clock.now())
         found = await store._p.records.find(key)
@@ -203,6 +194,3 @@ async def test_senders_a_publish_answered_go_together_in_the_next() -> None:
         assert (await js.stream_info(stream)).state.last_seq - before == 2
         seen, _ = await _drain(store, key, clock)
         assert sorted(d.message.body for d in seen) == [f"m{i}" for i in range(5)]
-    finally:
-        await store.close()
-        await drop_prefix(one_node().url, prefix)

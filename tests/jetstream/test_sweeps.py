@@ -12,14 +12,9 @@ from hopper.core.clock import FakeClock
 from hopper.core.model import NewMessage, QueueConfig, QueueKey, Receipt
 from hopper.store.jetstream import JetStreamQueueStore
 
-from .servers import one_node
-from .stores import drop_prefix
+from .stores import jetstream_store
 
 KEY = QueueKey("000000000000", "sweeps")
-
-
-def _ignore(key: QueueKey, count: int | None = None) -> None:
-    pass
 
 
 async def _held(store: JetStreamQueueStore) -> int:
@@ -31,10 +26,7 @@ async def _held(store: JetStreamQueueStore) -> int:
 
 async def test_a_sweep_leaves_a_backlog_of_unexpired_messages_where_it_is() -> None:
     clock = FakeClock()
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    store = JetStreamQueueStore([one_node().url], prefix=prefix, clock=clock)
-    await store.start(_ignore)
-    try:
+    async with jetstream_store(clock) as store:
         config = QueueConfig()
         await store.create_queue(KEY, config, {}, now=clock.now())
         for _ in range(100):
@@ -64,6 +56,3 @@ async def test_a_sweep_leaves_a_backlog_of_unexpired_messages_where_it_is() -> N
         assert await store.sweep_expired(limit=500, now=clock.now()) == 100
         stats = await store.stats(KEY, now=clock.now())
         assert stats is not None and stats.visible == 0
-    finally:
-        await store.close()
-        await drop_prefix(one_node().url, prefix)
