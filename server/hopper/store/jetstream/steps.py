@@ -144,9 +144,6 @@ class Steps:
         self._backlog = backlog
         self._window = window
         self._clock = clock
-        # The retry policy's jitter, for every step's model: a Random of its own, seeded
-        # from the system at each step, cost 13 us.
-        self._rng = random.Random()
         self.dead_lettered: Counter[QueueKey] = Counter()
         # Group commit: the steps waiting per queue, and the task running each queue's.
         # incarnation -> its ledger as this process last committed it (see `load`)
@@ -339,7 +336,7 @@ class Steps:
         return found.waiting
 
     def _model(self, loaded: Mapping[QueueKey, Loaded]) -> LedgerStore:
-        model = LedgerStore(self._clock, self._rng, tokens=PendingTokens())
+        model = LedgerStore(self._clock, tokens=PendingTokens())
         for key, one in loaded.items():
             model.hold(key, one.ledger.queue)
         return model
