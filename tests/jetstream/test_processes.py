@@ -67,7 +67,9 @@ def own_node(tmp_path: Path) -> Iterator[Node]:
 def test_serve_with_jetstream_unreachable_says_so_in_one_line_and_exits_nonzero() -> None:
     port = free_port()  # a port nobody listens on
     done = subprocess.run(
-        [sys.executable, "-m", "hopper", "serve", "--nats-url", f"nats://127.0.0.1:{port}"],
+        # its own port: the default may be taken on a shared machine, which it checks first
+        [sys.executable, "-m", "hopper", "serve", "--port", str(free_port()),
+         "--nats-url", f"nats://127.0.0.1:{port}"],
         env=server_environment(), capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 2
@@ -85,7 +87,8 @@ def test_serve_on_a_server_with_the_default_max_payload_refuses_in_one_line(
     node.start()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "hopper", "serve", "--nats-url", node.url],
+            [sys.executable, "-m", "hopper", "serve", "--port", str(free_port()),
+             "--nats-url", node.url],
             env=server_environment(), capture_output=True, text=True, timeout=60,
         )
     finally:
