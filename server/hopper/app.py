@@ -26,7 +26,7 @@ from hopper.observability import scrapes
 from hopper.observability.dispatch_metrics import DispatchRecorder
 from hopper.observability.metrics import Recorder
 from hopper.observability.overview import Counts
-from hopper.observability.shutdown import drained_on_signals
+from hopper.observability.shutdown import Shutdown, drained_on_signals
 from hopper.settings import Settings, load
 from hopper.sns_assembly import SnsAssembly, assemble_sns
 
@@ -109,13 +109,15 @@ def assemble(settings: Settings, *, actions: Mapping[str, Handler] | None = None
             with drained_on_signals(service.drain):
                 yield
         finally:
+            stopping = Shutdown()
             dispatching.cancel()
-            await asyncio.wait([dispatching], timeout=_SAMPLER_STOP_SECONDS)
             sampler.cancel()
             # Bounded: a sample stuck on an unanswering store must not hold the exit.
-            await asyncio.wait([sampler], timeout=_SAMPLER_STOP_SECONDS)
-            await sns.close()
-            await service.close()
+            await stopping.step("dispatch and sampling", asyncio.wait(
+                [dispatching, sampler], timeout=_SAMPLER_STOP_SECONDS
+            ))
+            await stopping.step("SNS", sns.close())
+            await stopping.step("queues", service.close())
 
     rest = Starlette(
         routes=routes(service, counts, [

@@ -6,7 +6,9 @@ and exits 0 well within its bound."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import signal
 import socket
 import threading
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hopper.observability.shutdown import Shutdown
 
 from .conftest import sqs_client, store_options
 from .processes import HopperProcess, start_hopper, wait_for_metric
@@ -58,6 +62,35 @@ def test_sigterm_answers_long_polls_finishes_requests_and_exits(server: HopperPr
     assert '"MessageId"' in response
     assert server.process.wait(EXIT_WITHIN) == 0
     assert time.monotonic() - signalled < EXIT_WITHIN
+
+
+async def test_a_shutdown_step_that_does_not_end_is_cut_off_and_the_next_still_runs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given a shutdown of 0.2 s whose first step waits for ever (a store that stopped
+    # answering), and whose second fails
+    stopping = Shutdown(0.2)
+    closed = asyncio.Event()
+
+    async def fails() -> None:
+        raise OSError("connection reset")
+
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="hopper"):
+        await stopping.step("the stuck one", asyncio.Event().wait())
+        await stopping.step("the failing one", fails())
+        await stopping.step("the store", _set(closed))
+    # Then each is cut off or passed over, and the last still runs, within the budget
+    # and the last steps' minimum
+    assert closed.is_set()
+    assert time.monotonic() - started < 2.0
+    warnings = [r.getMessage() for r in caplog.records]
+    assert any("the stuck one did not finish" in w for w in warnings), warnings
+    assert any("the failing one failed (connection reset)" in w for w in warnings), warnings
+
+
+async def _set(event: asyncio.Event) -> None:
+    event.set()
 
 
 @pytest.mark.parametrize("store", ["memory", "postgres"])

@@ -10,6 +10,8 @@ Batch methods return one entry per input, in input order: a value for success or
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -52,6 +54,10 @@ from hopper.core.recent import RecentQueues
 from hopper.core.sends import Sends
 from hopper.core.store import QueueStore
 from hopper.core.wakeups import Wakeups
+
+# How long a close waits for the background work (housekeeping, move tasks, the long
+# polls' releases) before it closes the store under whatever still runs.
+_STOP_SECONDS = 3.0
 
 
 class QueueService:
@@ -109,10 +115,15 @@ class QueueService:
 
     async def close(self) -> None:
         """Stop the background work (move tasks stay recorded and resume later), then
-        the store."""
-        await self._housekeeping.stop()
-        await self.move_tasks.close()
-        await self._polls.close()
+        the store. The background gets at most `_STOP_SECONDS`, so that the store is
+        closed even when it stopped answering mid-round: what is cut off then loses
+        nothing (a lease not handed back ends at its deadline, a move task resumes in
+        another process or the next start)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_STOP_SECONDS):
+                await self._housekeeping.stop()
+                await self.move_tasks.close()
+                await self._polls.close()
         await self.store.close()
 
     def drain(self) -> None:
