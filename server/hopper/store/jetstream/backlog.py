@@ -35,10 +35,13 @@ log = logging.getLogger("hopper.jetstream")
 # One read returns at most this many bytes of entries (the server ends the batch early).
 READ_MAX_BYTES = 4 * 1024 * 1024
 # Freed backlog bodies a queue leaves for its next trim, at most (above: deleted one by
-# one, so a message held long in flight keeps no more than this many behind it).
-TRIM_WAITING = 1000
-# A trim purges once this many freed bodies lie below the floor (or every one freed).
-TRIM_BATCH = 100
+# one, so a message held long in flight keeps no more than this many behind it). Well
+# above TRIM_BATCH plus a drain's messages in flight, so a drain's purge comes first.
+TRIM_WAITING = 4000
+# A trim purges once this many freed bodies lie below the floor (or every one freed). A
+# purge is replicated like a write: at 100, a drain purged once every 143 messages,
+# and three nodes spent 2-3 us more of their CPU a drained message (bench/README.md).
+TRIM_BATCH = 1000
 # An entry holds a send's messages up to this many bytes of bodies and attributes (one
 # SendMessageBatch fits: SQS caps its total at 1 MiB).
 ENTRY_BYTES = 1024 * 1024
