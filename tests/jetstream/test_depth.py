@@ -230,3 +230,29 @@ async def test_steps_a_group_commit_answered_go_together_in_the_next() -> None:
         assert after - before == 2
         assert len({d.message.id for ds in got for d in ds}) == 9
 
+
+async def test_a_step_waiting_out_a_pause_hears_the_store_close() -> None:
+    """A step that arrived during the pause after a group commit is cancelled when the
+    store closes, as the steps of a group under way are: its caller does not wait for
+    ever."""
+    clock = FakeClock()
+    async with jetstream_store(clock) as store:
+        key = QueueKey("000000000000", "paused")
+        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        # when four steps were committed together (the queue's next group now pauses)
+        await asyncio.gather(
+            *(store.send(key, [_message(i, fifo=False)], now=clock.now(), max_depth=99)
+              for i in range(4))
+        )
+        # and a fifth arrives during the pause
+        steps = store._p.steps
+        fifth = asyncio.create_task(
+            store.receive(key, max_messages=1, visibility_timeout=30, now=clock.now())
+        )
+        while not steps._waiting:
+            await asyncio.sleep(0)
+        assert steps._regather._awaited  # still pausing
+        await store.close()
+        # then its caller hears the close
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(fifth, 5)

@@ -250,6 +250,9 @@ class Steps:
                 carried, took = len(group), loop.time() - began
         finally:
             del self._leaders[key]
+            # Cancelled (the store is closing), as in a pause: who waits hears it too.
+            for entry in self._waiting.pop(key, []):
+                entry.future.cancel()
 
     async def _run_group(self, key: QueueKey, group: list[_Entry]) -> None:
         """Run the group's steps in order on one model and commit them together; each
