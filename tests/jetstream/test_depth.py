@@ -14,7 +14,7 @@ import pytest
 
 from hopper.core.clock import FakeClock
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, Receipt
-from hopper.store.jetstream import JetStreamQueueStore
+from hopper.store.jetstream import JetStreamQueueStore, edge
 from hopper.store.jetstream.sends import entry
 
 from .servers import one_node
@@ -163,7 +163,7 @@ async def test_concurrent_plain_sends_share_publishes_and_each_is_stored_once() 
 
 async def test_senders_a_publish_answered_go_together_in_the_next() -> None:
     """After a publish that carried several sends, the queue's next publish waits for
-    their senders to send again (Backlog._regather): a send that arrived while it was
+    their senders to send again (rounds.py): a send that arrived while it was
     on its way goes with them, not alone, so concurrent senders do not split into
     halves taking turns."""
     clock = FakeClock()
@@ -194,3 +194,65 @@ async def test_senders_a_publish_answered_go_together_in_the_next() -> None:
         assert (await js.stream_info(stream)).state.last_seq - before == 2
         seen, _ = await _drain(store, key, clock)
         assert sorted(d.message.body for d in seen) == [f"m{i}" for i in range(5)]
+
+
+async def test_steps_a_group_commit_answered_go_together_in_the_next() -> None:
+    """After a group commit of several steps, the queue's next group waits for their
+    callers to be back (Steps._lead, rounds.py): a step that arrived while it was on its
+    way goes with their next steps, not alone in a ledger write of its own."""
+    clock = FakeClock()
+    async with jetstream_store(clock) as store:
+        key = QueueKey("000000000000", "regrouped")
+        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        await store.send(key, [_message(i, fifo=False) for i in range(10)], now=clock.now())
+        found = await store._p.records.find(key)
+        assert found is not None
+        steps, ledgers = store._p.steps, store._p.res.ledgers
+        _, before = await edge.get(ledgers, found[1])
+
+        async def twice() -> list[Delivery]:
+            got: list[Delivery] = []
+            for _ in range(2):  # each receive a step that claims: a ledger write
+                got += await store.receive(
+                    key, max_messages=1, visibility_timeout=30, now=clock.now()
+                )
+            return got
+
+        # when four callers' first steps are on their way, in one group
+        callers = [asyncio.create_task(twice()) for _ in range(4)]
+        while not steps._leaders or steps._waiting:
+            await asyncio.sleep(0)  # a turn of the loop: the group took all four
+        # and a fifth step arrives meanwhile
+        fifth = store.receive(key, max_messages=1, visibility_timeout=30, now=clock.now())
+        got = await asyncio.gather(fifth, *callers)
+        # then it went with the four callers' second steps: two ledger writes, not three
+        _, after = await edge.get(ledgers, found[1])
+        assert after - before == 2
+        assert len({d.message.id for ds in got for d in ds}) == 9
+
+
+async def test_a_step_waiting_out_a_pause_hears_the_store_close() -> None:
+    """A step that arrived during the pause after a group commit is cancelled when the
+    store closes, as the steps of a group under way are: its caller does not wait for
+    ever."""
+    clock = FakeClock()
+    async with jetstream_store(clock) as store:
+        key = QueueKey("000000000000", "paused")
+        await store.create_queue(key, QueueConfig(), {}, now=clock.now())
+        # when four steps were committed together (the queue's next group now pauses)
+        await asyncio.gather(
+            *(store.send(key, [_message(i, fifo=False)], now=clock.now(), max_depth=99)
+              for i in range(4))
+        )
+        # and a fifth arrives during the pause
+        steps = store._p.steps
+        fifth = asyncio.create_task(
+            store.receive(key, max_messages=1, visibility_timeout=30, now=clock.now())
+        )
+        while not steps._waiting:
+            await asyncio.sleep(0)
+        assert steps._regather._awaited  # still pausing
+        await store.close()
+        # then its caller hears the close
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(fifth, 5)

@@ -28,26 +28,26 @@ from hopper.core.errors import StoreUnavailable
 from hopper.core.model import StoredMessage
 from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.bodies import Bodies
+from hopper.store.jetstream.rounds import Regather
 
 log = logging.getLogger("hopper.jetstream")
 
 # One read returns at most this many bytes of entries (the server ends the batch early).
 READ_MAX_BYTES = 4 * 1024 * 1024
 # Freed backlog bodies a queue leaves for its next trim, at most (above: deleted one by
-# one, so a message held long in flight keeps no more than this many behind it).
-TRIM_WAITING = 1000
-# A trim purges once this many freed bodies lie below the floor (or every one freed).
-TRIM_BATCH = 100
+# one, so a message held long in flight keeps no more than this many behind it). Well
+# above TRIM_BATCH plus a drain's messages in flight, so a drain's purge comes first.
+TRIM_WAITING = 4000
+# A trim purges once this many freed bodies lie below the floor (or every one freed). A
+# purge is replicated like a write: at 100, a drain purged once every 143 messages,
+# and three nodes spent 2-3 us more of their CPU a drained message (bench/README.md).
+TRIM_BATCH = 1000
 # An entry holds a send's messages up to this many bytes of bodies and attributes (one
 # SendMessageBatch fits: SQS caps its total at 1 MiB).
 ENTRY_BYTES = 1024 * 1024
 # After a publish that carried this many sends or more, the queue's next publish waits
-# for the senders it answered to send again (`Backlog._regather`), at most this many of
-# its round trips and never longer than REGATHER_MAX_SECONDS (a publish slowed by a
-# leader election must not hold the next one for seconds). A lone sender never waits.
+# for the senders it answered to send again (rounds.py).
 REGATHER_MIN_SENDS = 2
-REGATHER_ROUND_TRIPS = 4.0
-REGATHER_MAX_SECONDS = 0.01
 
 
 class Entry(NamedTuple):
@@ -125,9 +125,8 @@ class Backlog:
         # that publishes them (see `publish_gathered`)
         self._gathered: dict[str, list[Gathered]] = {}
         self._gathering: dict[str, asyncio.Task[None]] = {}
-        # incarnation -> how many sends its next publish waits for, and what a send sets
-        # once they are there (see `_regather`)
-        self._regathering: dict[str, tuple[int, asyncio.Future[None]]] = {}
+        # the pause before a queue's next publish, keyed by incarnation (rounds.py)
+        self._regather = Regather(REGATHER_MIN_SENDS)
 
     async def publish_gathered(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]
@@ -138,13 +137,11 @@ class Backlog:
         and a wake-up hint, about as much work for nats-server and this process for
         one message as for several: gathered, 16 concurrent SendMessage clients cost
         143 us of CPU a message instead of 202 (bench/README.md). A lone send waits one
-        turn of the event loop; concurrent senders wait for each other (`_regather`)."""
+        turn of the event loop; concurrent senders wait for each other (rounds.py)."""
         waiter: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
         gathered = self._gathered.setdefault(incarnation, [])
         gathered.append(Gathered(messages, waiter))
-        awaited = self._regathering.get(incarnation)
-        if awaited is not None and len(gathered) >= awaited[0] and not awaited[1].done():
-            awaited[1].set_result(None)
+        self._regather.arrived(incarnation, len(gathered))
         if incarnation not in self._gathering:
             self._gathering[incarnation] = asyncio.create_task(self._publish_all(incarnation))
         return await waiter
@@ -159,9 +156,8 @@ class Backlog:
         carried, took = 0, 0.0  # the last publish's sends and round trip
         try:
             while True:
-                if carried >= REGATHER_MIN_SENDS:
-                    timeout = min(REGATHER_ROUND_TRIPS * took, REGATHER_MAX_SECONDS)
-                    await self._regather(incarnation, carried, timeout)
+                waiting = len(self._gathered.get(incarnation, []))
+                await self._regather.pause(incarnation, carried, waiting, took)
                 if not (gathered := self._gathered.pop(incarnation, [])):
                     break
                 began = loop.time()
@@ -186,23 +182,6 @@ class Backlog:
             for one in [*gathered, *self._gathered.pop(incarnation, [])]:
                 if not one.waiter.done():
                     one.waiter.set_exception(StoreUnavailable("the send was not published"))
-
-    async def _regather(self, incarnation: str, answered: int, timeout: float) -> None:
-        """Wait until the senders a publish answered are back: the sends that gathered
-        during it and `answered` more, at most `timeout`. Without it, 16 senders split
-        into two halves that take turns, each publish carrying eight; waiting one
-        sender's round trip (an HTTP answer and the next request), they go as one, and
-        a publish costs as much for sixteen sends as for eight: on three replicas about
-        900 us of the nats-servers' CPU each, four times a single node's
-        (bench/README.md)."""
-        target = answered + len(self._gathered.get(incarnation, []))
-        back: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._regathering[incarnation] = (target, back)
-        try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(back, timeout)
-        finally:
-            del self._regathering[incarnation]
 
     async def publish(
         self, incarnation: str, messages: Sequence[tuple[StoredMessage, float]]

@@ -22,6 +22,7 @@ from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
+from hopper.store.jetstream.rounds import Regather
 from hopper.store.ledger import Message, Queue, fifo_runs
 from hopper.store.ledger.rules import LedgerStore
 
@@ -77,6 +78,11 @@ class Loaded:
 # Steps committed together at most: each claims up to 10 deliveries, and one write has
 # codec.TOKENS_PER_WRITE tokens to give.
 GROUP_SIZE = 64
+# After a group commit of this many steps or more, the queue's next waits for their
+# callers to be back (rounds.py). 16 clients draining through HTTP alternated groups of
+# 15 steps and of one (the step that came in while the 15 were committed): two ledger
+# writes for what one carries. Small groups (a few long polls woken) never wait.
+REGATHER_MIN_STEPS = 4
 # A step that wants receivable messages and finds too few in the ledger takes at least
 # this many from the backlog (one read), so a drain reads the backlog once per
 # PREFETCH messages rather than once per receive. Not more: every write re-encodes what
@@ -150,6 +156,7 @@ class Steps:
         self._decoded: dict[str, Loaded] = {}
         self._waiting: dict[QueueKey, list[_Entry]] = {}
         self._leaders: dict[QueueKey, asyncio.Task[None]] = {}
+        self._regather = Regather(REGATHER_MIN_STEPS)
 
     async def load(self, key: QueueKey, *, take: bool = True, trust: bool = False) -> Loaded | None:
         """The queue's record and ledger, or None. With `take` False (a step that
@@ -208,7 +215,9 @@ class Steps:
         if not write:
             await self._run_group(key, [entry])
         else:
-            self._waiting.setdefault(key, []).append(entry)
+            waiting = self._waiting.setdefault(key, [])
+            waiting.append(entry)
+            self._regather.arrived(key, len(waiting))
             if key not in self._leaders:
                 # A task of its own, so a caller that gives up (a long poll whose client
                 # left) cancels only its own wait, never the group it is part of.
@@ -227,13 +236,23 @@ class Steps:
             task.cancel()
 
     async def _lead(self, key: QueueKey) -> None:
+        loop = asyncio.get_running_loop()
+        carried, took = 0, 0.0  # the last group's steps and how long it took
         try:
-            while self._waiting.get(key):
-                group = self._waiting.pop(key)
+            while True:
+                waiting = len(self._waiting.get(key, []))
+                await self._regather.pause(key, carried, waiting, took)
+                if not (group := self._waiting.pop(key, [])):
+                    break
+                began = loop.time()
                 for start in range(0, len(group), GROUP_SIZE):
                     await self._run_group(key, group[start : start + GROUP_SIZE])
+                carried, took = len(group), loop.time() - began
         finally:
             del self._leaders[key]
+            # Cancelled (the store is closing), as in a pause: who waits hears it too.
+            for entry in self._waiting.pop(key, []):
+                entry.future.cancel()
 
     async def _run_group(self, key: QueueKey, group: list[_Entry]) -> None:
         """Run the group's steps in order on one model and commit them together; each
