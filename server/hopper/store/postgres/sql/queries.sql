@@ -495,10 +495,10 @@ expired AS (
 
 -- fragment: claim_deliveries
 -- The claims' end (after each claim's `picked`: queue_id, id, seq, receive_count,
--- carried_receive_count and the locked row's ctid of the messages it claims): poison
--- messages move to the
--- dead-letter queue, the others are delivered. It stops inside `claimed`, before its
--- RETURNING: each claim returns its deliveries with its own order (seq, place, rank).
+-- carried_receive_count and ctid (of the row its lock read) of the messages it claims):
+-- poison messages move to the dead-letter queue, the others are delivered. It stops
+-- inside `claimed`, before its RETURNING: each claim returns its deliveries with its
+-- own order (seq, place, rank).
 -- $5: the lease (seconds).
 
 -- poison: picked messages already received max_receive_count times from this queue
@@ -560,7 +560,9 @@ claimed AS (
     -- a message: the probes were a tenth of a drain's database CPU. The row is locked,
     -- so it stays at that address; should a concurrent change have committed between
     -- the statement's snapshot and its lock, the address is of a version the snapshot
-    -- does not see, and the message is left visible, not delivered (never twice).
+    -- does not see, and the message is left visible, not delivered (never twice; and
+    -- no FIFO run is cut there: nothing changes a receivable FIFO message outside its
+    -- queue's receive lock).
     WHERE m.ctid = p.ctid AND m.queue_id = p.queue_id AND m.id = p.id
       AND NOT (q.dead_letter_id IS NOT NULL
                AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
