@@ -495,9 +495,10 @@ expired AS (
 
 -- fragment: claim_deliveries
 -- The claims' end (after each claim's `picked`: queue_id, id, seq, receive_count,
--- carried_receive_count of the messages it claims): poison messages move to the
--- dead-letter queue, the others are delivered. It stops inside `claimed`, before its
--- RETURNING: each claim returns its deliveries with its own order (seq, place, rank).
+-- carried_receive_count and ctid (of the row its lock read) of the messages it claims):
+-- poison messages move to the dead-letter queue, the others are delivered. It stops
+-- inside `claimed`, before its RETURNING: each claim returns its deliveries with its
+-- own order (seq, place, rank).
 -- $5: the lease (seconds).
 
 -- poison: picked messages already received max_receive_count times from this queue
@@ -555,7 +556,14 @@ claimed AS (
                                                ELSE random() END
                END AS delay
     ) b
-    WHERE m.queue_id = p.queue_id AND m.id = p.id
+    -- by the address of the row `picked` locked (a Tid Scan), not a primary-key probe
+    -- a message: the probes were a tenth of a drain's database CPU. The row is locked,
+    -- so it stays at that address; should a concurrent change have committed between
+    -- the statement's snapshot and its lock, the address is of a version the snapshot
+    -- does not see, and the message is left visible, not delivered (never twice; and
+    -- no FIFO run is cut there: nothing changes a receivable FIFO message outside its
+    -- queue's receive lock).
+    WHERE m.ctid = p.ctid AND m.queue_id = p.queue_id AND m.id = p.id
       AND NOT (q.dead_letter_id IS NOT NULL
                AND p.receive_count - p.carried_receive_count >= q.max_receive_count)
 
@@ -567,7 +575,8 @@ claimed AS (
 -- the oldest receivable messages, locked; one another receiver holds is skipped, and
 -- so is one this receive claimed already ($6: a zero lease left it visible)
 picked AS (
-    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count FROM messages m
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count, m.ctid
+    FROM messages m
     WHERE m.queue_id = (SELECT id FROM q)
       AND m.visible_at <= (SELECT now FROM q)
       AND m.sent_at + 0 > (SELECT horizon FROM q)
@@ -741,14 +750,15 @@ chosen AS (
 -- locked. FIFO receives of a queue take turns (lock_queue_for_receive), so a chosen
 -- message is locked elsewhere only by a statement deleting it (a purge, the sweeper)
 locked AS (
-    SELECT m.queue_id, m.id, m.seq, m.group_id, m.receive_count, m.carried_receive_count
+    SELECT m.queue_id, m.id, m.seq, m.group_id, m.receive_count, m.carried_receive_count,
+           m.ctid
     FROM messages m
     WHERE m.queue_id = (SELECT id FROM q) AND m.id IN (SELECT id FROM chosen)
     FOR UPDATE OF m SKIP LOCKED
 ),
 -- the messages this receive claims: a run ends where a message of it was skipped
 picked AS (
-    SELECT l.queue_id, l.id, l.seq, l.receive_count, l.carried_receive_count, c.place
+    SELECT l.queue_id, l.id, l.seq, l.receive_count, l.carried_receive_count, l.ctid, c.place
     FROM locked l JOIN chosen c ON c.id = l.id
     WHERE NOT EXISTS (
         SELECT 1 FROM chosen e
@@ -803,7 +813,7 @@ noisy AS (
 -- then the noisy tenants', the fewest in flight first (this sorts the queue's
 -- receivable messages, so it runs only while a tenant is noisy)
 fair AS (
-    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count,
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count, m.ctid,
            coalesce(n.in_flight, 0) AS noisy_rank
     FROM messages m
     LEFT JOIN noisy n ON n.group_id = m.group_id
@@ -819,7 +829,7 @@ fair AS (
 -- otherwise the oldest receivable messages, as receive_messages picks them ($6: the
 -- messages this receive claimed already, as in receive_messages)
 oldest AS (
-    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count,
+    SELECT m.queue_id, m.id, m.seq, m.receive_count, m.carried_receive_count, m.ctid,
            0::int8 AS noisy_rank
     FROM messages m
     WHERE NOT EXISTS (SELECT 1 FROM noisy)
