@@ -45,8 +45,14 @@ async def generic_plan(
     try:
         if analyze:
             await connection.execute("ANALYZE")
-        statement = await connection.prepare("EXPLAIN (FORMAT JSON) " + sql)
-        row = await statement.fetchrow(*args)
+        # EXECUTE of a prepared statement, as the store's connections run it: an EXPLAIN
+        # given parameters would plan for their values whatever plan_cache_mode says.
+        await connection.execute(f"PREPARE planned AS {sql}")
+        values = ", ".join(_literal(arg) for arg in args)
+        row = await connection.fetchrow(
+            f"EXPLAIN (FORMAT JSON) EXECUTE planned({values})" if args
+            else "EXPLAIN (FORMAT JSON) EXECUTE planned"
+        )
     finally:
         await connection.close()
     assert row is not None
