@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import math
+import time
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -151,7 +152,6 @@ class Backlog:
         fails every send it carried (none of them was acknowledged); a caller that gave
         up is not answered. Its own task: one caller's cancellation stops nobody else's
         send."""
-        loop = asyncio.get_running_loop()
         gathered: list[Gathered] = []
         carried, took = 0, 0.0  # the last publish's sends and round trip
         try:
@@ -160,7 +160,7 @@ class Backlog:
                 await self._regather.pause(incarnation, carried, waiting, took)
                 if not (gathered := self._gathered.pop(incarnation, [])):
                     break
-                began = loop.time()
+                began = time.monotonic()
                 try:
                     keys = await self.publish_sends(incarnation, [g.messages for g in gathered])
                 except Exception as error:
@@ -169,7 +169,7 @@ class Backlog:
                         if not one.waiter.done():
                             one.waiter.set_exception(error)
                     continue
-                carried, took = len(gathered), loop.time() - began
+                carried, took = len(gathered), time.monotonic() - began
                 start = 0
                 for one in gathered:
                     end = start + len(one.messages)

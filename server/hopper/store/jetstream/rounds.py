@@ -39,7 +39,8 @@ class Regather:
 
     async def pause(self, key: Hashable, answered: int, waiting: int, took: float) -> None:
         """Before the key's next round: wait until the `answered` callers of the last
-        (which took `took` seconds) are back besides the `waiting` ones."""
+        (which took `took` seconds, by time.monotonic: uvloop's loop.time() counts whole
+        milliseconds, so a round under one took 0) are back besides the `waiting` ones."""
         if answered < self._min_callers:
             return
         back: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -10,6 +10,7 @@ import dataclasses
 import itertools
 import logging
 import random
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
@@ -236,7 +237,6 @@ class Steps:
             task.cancel()
 
     async def _lead(self, key: QueueKey) -> None:
-        loop = asyncio.get_running_loop()
         carried, took = 0, 0.0  # the last group's steps and how long it took
         try:
             while True:
@@ -244,10 +244,10 @@ class Steps:
                 await self._regather.pause(key, carried, waiting, took)
                 if not (group := self._waiting.pop(key, [])):
                     break
-                began = loop.time()
+                began = time.monotonic()
                 for start in range(0, len(group), GROUP_SIZE):
                     await self._run_group(key, group[start : start + GROUP_SIZE])
-                carried, took = len(group), loop.time() - began
+                carried, took = len(group), time.monotonic() - began
         finally:
             del self._leaders[key]
             # Cancelled (the store is closing), as in a pause: who waits hears it too.
