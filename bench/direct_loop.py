@@ -4,11 +4,15 @@ bytes fed to the protocol, the answer taken from a stand-in transport. What it l
 out is the kernel's part and the load generator, so it is steady on a loaded machine
 where the benchmark's CPU per message swings by a tenth.
 
+`--drain`: CPU per drained message instead, as the benchmark's drain: ReceiveMessage
+(10) and a DeleteMessageBatch of what it got, over a queue filled beforehand; only the
+protocol's part is counted, not the loop reading the receipts and writing the delete.
+
 `--fixed` answers every call with a fixed body instead of running hopper's request
 path: what is left is the HTTP side alone (the parser's callbacks, the checks, the
 write). `--profile` prints cProfile's top functions for the last round.
 
-    PYTHONPATH=server .venv/bin/python -m bench.direct_loop [--fixed] [--profile]
+    PYTHONPATH=server .venv/bin/python -m bench.direct_loop [--fixed] [--profile] [--drain]
 """
 
 from __future__ import annotations
@@ -91,13 +95,17 @@ async def measure(args: argparse.Namespace) -> None:
     protocol = DirectProtocol(config, ServerState(), {}, _loop=asyncio.get_running_loop())
     protocol.connection_made(transport)  # type: ignore[arg-type]
 
+    spent = [0.0]  # CPU seconds inside `call`
+
     async def call(data: bytes) -> bytes:
+        started = time.process_time()
         protocol.data_received(data)
         # One turn of the loop per request, as a server's reads take one each (an
         # answer run in a task is written in it); more only for a call that waits.
         await asyncio.sleep(0)
         while not transport.written:
             await asyncio.sleep(0)
+        spent[0] += time.process_time() - started
         return transport.written.pop()
 
     created = await call(request("CreateQueue", {"QueueName": "loop"}))
@@ -107,20 +115,40 @@ async def measure(args: argparse.Namespace) -> None:
         protocol.endpoint = FixedAnswer(protocol.endpoint)  # type: ignore[assignment]
     for _ in range(1000):  # warm: the queue's caches, the parser
         await call(send)
+    if args.drain:
+        what, per_call = "drained message", 10
+        batch = request("SendMessageBatch", {"QueueUrl": url, "Entries": [
+            {"Id": str(i), "MessageBody": "x" * 100} for i in range(10)]})
+        for _ in range((args.fill or args.calls * args.rounds) // 10 + 100):
+            await call(batch)
+        receive = request("ReceiveMessage", {"QueueUrl": url, "MaxNumberOfMessages": 10})
+
+        async def once() -> None:
+            got = json.loads((await call(receive)).partition(b"\r\n\r\n")[2])["Messages"]
+            await call(request("DeleteMessageBatch", {"QueueUrl": url, "Entries": [
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]}))
+    else:
+        what, per_call = "SendMessage", 1
+
+        async def once() -> None:
+            await call(send)
+    calls = args.calls // per_call
     rounds = []
     for index in range(args.rounds):
         profile = cProfile.Profile() if args.profile and index == args.rounds - 1 else None
         if profile is not None:
             profile.enable()
-        started = time.process_time()
-        for _ in range(args.calls):
-            await call(send)
-        rounds.append((time.process_time() - started) / args.calls * 1e6)
+        started, spent[0] = time.process_time(), 0.0
+        for _ in range(calls):
+            await once()
+        # A drain counts the protocol's part only; a send the whole loop, as before.
+        took = spent[0] if args.drain else time.process_time() - started
+        rounds.append(took / (calls * per_call) * 1e6)
         if profile is not None:
             profile.disable()
             pstats.Stats(profile).sort_stats("tottime").print_stats(30)
     shown = " ".join(f"{us:.1f}" for us in rounds)
-    print(f"CPU us per SendMessage, {args.rounds} rounds of {args.calls}: {shown}", end="")
+    print(f"CPU us per {what}, {args.rounds} rounds of {args.calls}: {shown}", end="")
     print(f"; best {min(rounds):.1f}")
 
 
@@ -128,9 +156,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fixed", action="store_true", help="a fixed answer: the HTTP side alone")
     parser.add_argument("--profile", action="store_true", help="cProfile the last round")
-    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--drain", action="store_true", help="receive 10 + delete, per message")
+    parser.add_argument("--calls", type=int, default=10_000, help="messages a round")
+    parser.add_argument("--fill", type=int, help="--drain: messages sent first (default: all)")
     parser.add_argument("--rounds", type=int, default=5)
-    uvloop.run(measure(parser.parse_args()))
+    args = parser.parse_args()
+    if args.fixed and args.drain:
+        parser.error("--fixed answers SendMessage only")
+    uvloop.run(measure(args))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ _STATUS = {
 }
 # Headers whose meaning ProxyHeadersMiddleware applies (client address, scheme): such
 # requests take the ASGI path, which runs it.
-_PROXIED = ("x-forwarded-for", "x-forwarded-proto")
+_PROXIED = frozenset({"x-forwarded-for", "x-forwarded-proto"})
 # What uvicorn wraps an app in (proxy headers always, the message logger at trace
 # level): transparent to the direct path, which applies the first itself (_PROXIED).
 _UVICORN_WRAPPERS = (ProxyHeadersMiddleware, MessageLoggerMiddleware)
@@ -169,7 +169,7 @@ class DirectProtocol(GuardedProtocol):
             return None
         head = self._head()
         incoming = self.endpoint.incoming(head)
-        if incoming is None or any(name in incoming.headers for name in _PROXIED):
+        if incoming is None or not _PROXIED.isdisjoint(incoming.headers):
             return None
         keep_alive = self.parser.get_http_version() != "1.0" and self.parser.should_keep_alive()
         return _Exchange(incoming, head.path, self.endpoint.body_limit(incoming), keep_alive)

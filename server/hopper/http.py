@@ -79,9 +79,14 @@ class Incoming:
     raw_path: str  # percent-encoded, as signed
     query_string: bytes
     headers: Mapping[str, str]
-    raw_headers: Sequence[tuple[str, str]]
+    parsed_headers: Sequence[tuple[bytes, bytes]]  # as the server parsed them
     client: str | None
     path_queue: QueueKey | None
+
+    @property
+    def raw_headers(self) -> list[tuple[str, str]]:
+        # Decoded only for the signature's check, the one reader of every value.
+        return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.parsed_headers]
 
 
 class Disconnected(Exception):
@@ -221,9 +226,8 @@ def _sqs_request(head: Head, home: str) -> Incoming | None:
         path_queue = queue_urls.path_queue(segments, home)
         if path_queue is None:
             return None
-    raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers]
     # The first value of a repeated header: filled backwards, an earlier one wins.
-    headers = dict(reversed(raw_headers))
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(head.headers)}
     query_string = head.query_string
     if (
         path_queue is None
@@ -237,7 +241,7 @@ def _sqs_request(head: Head, home: str) -> Incoming | None:
         raw_path=head.raw_path.decode("latin-1"),
         query_string=query_string,
         headers=headers,
-        raw_headers=raw_headers,
+        parsed_headers=head.headers,
         client=head.client,
         path_queue=path_queue,
     )

@@ -17,6 +17,11 @@ SAME_AS_JSON = [
     b'{"MessageBody": "caf\\u00e9 \xe2\x82\xac"}',
     b'{"a": 1, "a": 2}',
     b'{"n": 1.5, "m": 10, "t": true, "z": null, "l": [1, "x"]}',
+    b'{"Entries": [{"Id": "1", "DelaySeconds": 123456789012345678901234567890}]}',
+    b'{"l": [[], {}, [{"x": [18446744073709551616]}]]}',
+    b'[1, 2.5]',
+    b'3.25',
+    b'"text"',
 ]
 
 
@@ -33,6 +38,15 @@ def test_loads_refuses_what_json_refuses(text: bytes) -> None:
     with pytest.raises(ValueError):
         json.loads(text)
     with pytest.raises(ValueError):
+        jsoncodec.loads(text)
+
+
+def test_loads_fails_as_json_fails_on_nesting_orjson_reads():
+    # orjson reads 1,000 levels; json gives up near the interpreter's recursion limit.
+    text = b'{"a":' + b"[" * 1000 + b"]" * 1000 + b"}"
+    with pytest.raises(RecursionError):
+        json.loads(text)
+    with pytest.raises(RecursionError):
         jsoncodec.loads(text)
 
 

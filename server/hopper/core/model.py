@@ -10,14 +10,29 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple, TypeVar, dataclass_transform
 
 from hopper.core.dispatch_targets import DispatchTarget
 from hopper.core.retries import RetryPolicy
 
+_Class = TypeVar("_Class")
 
-@dataclass(frozen=True, order=True)
-class QueueKey:
-    """A queue's identity: queues are matched by account and name, whatever host was used."""
+
+@dataclass_transform(frozen_default=True)
+def value(cls: type[_Class]) -> type[_Class]:
+    """A frozen dataclass as mypy sees it (no field can be assigned), made at run time
+    as a plain one with slots, hashed by its fields as a frozen one is: for the values
+    made per request or per message. A frozen dataclass's __init__ sets each field
+    through object.__setattr__: a NewMessage cost 1.6 us to make that way, 0.4 this."""
+    return dataclass(slots=True, unsafe_hash=True)(cls)
+
+
+class QueueKey(NamedTuple):
+    """A queue's identity: queues are matched by account and name, whatever host was used.
+
+    A named tuple, not a dataclass: it keys the dicts a request looks in (the queue,
+    its record, its waiters, its counts: eight look-ups a SendMessage), and a tuple's
+    hash is C's where a dataclass's __hash__ is a Python call (0.03 against 0.15 us)."""
 
     account: str
     name: str
@@ -89,7 +104,7 @@ class MessageAttribute:
     binary_value: bytes | None = None
 
 
-@dataclass(frozen=True)
+@value
 class NewMessage:
     """A message to enqueue, as the core has validated it.
 
@@ -120,7 +135,7 @@ class NewMessage:
         return self.deduplication_key or self.deduplication_id
 
 
-@dataclass(frozen=True)
+@value
 class SendResult:
     """What a store did with one NewMessage.
 
@@ -139,7 +154,7 @@ class SendResult:
     delivery: Delivery | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class StoredMessage:
     """A message as it is kept: the send, plus what the store recorded about it."""
 
@@ -157,7 +172,7 @@ class StoredMessage:
     last_error: str | None = None
 
 
-@dataclass(frozen=True)
+@value
 class Receipt:
     """Names one delivery of one message: the message and that delivery's fencing token.
 
@@ -169,7 +184,7 @@ class Receipt:
     handle: str = field(default="", compare=False)
 
 
-@dataclass(frozen=True)
+@value
 class Delivery:
     """One message handed to one receiver under a lease until `visible_at`.
 
@@ -220,7 +235,7 @@ class ReceiptOutcome(enum.Enum):
     BEYOND_LIMIT = "beyond_limit"
 
 
-@dataclass(frozen=True)
+@value
 class ReceiptResult:
     outcome: ReceiptOutcome
     # The message's current token when the outcome is SUPERSEDED, else None.
@@ -257,7 +272,7 @@ class QueueStats:
     redeliveries: int = 0
 
 
-@dataclass(frozen=True)
+@value
 class MessageDraft:
     """A message as the client asked to send it, before the core applies SQS's rules.
 

@@ -10,12 +10,12 @@ scalars as the strings they arrived as.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopper import jsoncodec
 from hopper.core import errors as core_errors
 from hopper.core import limits, messages, queues
 from hopper.core.model import QueueKey
@@ -105,7 +105,7 @@ def decode_json(target: str | None, body: bytes) -> tuple[str, dict[str, Any]]:
     if not body.strip():
         return match.group(1), {}
     try:
-        params = json.loads(body)
+        params = jsoncodec.loads(body)
     except (UnicodeDecodeError, ValueError, RecursionError):
         # RecursionError: nested past the parser's reach (~1,000 levels), which no SQS
         # request is; refused as the malformed body it is.

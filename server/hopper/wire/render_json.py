@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from hopper import jsoncodec
+from hopper.core.model import value
 from hopper.wire.errors import SqsError
 
 CONTENT_TYPE = "application/x-amz-json-1.0"
 
 
-@dataclass(frozen=True)
+@value
 class Rendered:
     """An encoded response, independent of the web framework that sends it."""
 

@@ -146,6 +146,8 @@ def _message(
     system = message_attributes.system_attributes(ctx, delivery, system_names)
     if system:
         out["Attributes"] = system
+    if not message.attributes:  # most messages: nothing to select
+        return out
     # The digest covers the attributes returned, which is what SDKs recompute.
     selected = message_attributes.select_message_attributes(message.attributes, user_names)
     md5 = digests.md5_of_attributes(selected)
