@@ -18,6 +18,10 @@ drain takes what its statements run on once, for as long as groups keep coming: 
 pool connection held across a busy spell instead of acquired and released per
 statement (asyncpg's acquire and release cost the server about as much CPU as the
 round trip itself).
+
+With `regather`, a statement that answered several callers makes its drain wait for
+them before the next one (`_regather`): they are about to call again, and without the
+wait sixteen callers split into two halves taking turns, each statement carrying eight.
 """
 
 from __future__ import annotations
@@ -36,6 +40,15 @@ R = TypeVar("R")
 
 # What a drain runs a group with: the key and the group's items, their results.
 Run = Callable[[K, list[T]], Awaitable[list[R]]]
+
+# After a statement that answered this many callers or more, a regathering drain waits
+# until as many callers wait again (and those that came meanwhile), at most this many
+# of the statement's own durations and never longer than REGATHER_MAX_SECONDS: a caller
+# that is not coming back soon (a sender at a fixed rate) costs the others that much
+# latency. A lone caller never waits.
+REGATHER_MIN_CALLERS = 2
+REGATHER_ROUND_TRIPS = 4.0
+REGATHER_MAX_SECONDS = 0.004
 
 
 @dataclass
@@ -56,6 +69,7 @@ class Coalescer(Generic[K, T, R]):
         max_bytes: int = 2 * 1024 * 1024,
         parallel: int = 2,
         hold: Callable[[K], AbstractAsyncContextManager[Run[K, T, R]]] | None = None,
+        regather: bool = False,
     ) -> None:
         """`run` runs a group; or, given `hold` instead, a drain runs its groups with
         the run that `hold(key)` yields, held while groups keep coming."""
@@ -73,13 +87,18 @@ class Coalescer(Generic[K, T, R]):
         self._waiting: dict[K, deque[_Group[T, R]]] = {}
         self._running: dict[K, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._regathers = regather
+        # key -> the callers its regathering drain waits for, and what wakes it
+        self._regathering: dict[K, tuple[int, asyncio.Future[None]]] = {}
 
     async def submit(self, key: K, items: Sequence[T]) -> list[R]:
         """Run `items` in a statement of `key`, alone or with others' items; their
         results, in order."""
         future: asyncio.Future[list[R]] = asyncio.get_running_loop().create_future()
         self._join(key, list(items), future)
-        if self._running.get(key, 0) < self._parallel:
+        if key in self._regathering:
+            self._wake_if_back(key)  # the waiting drain runs this call's group
+        elif self._running.get(key, 0) < self._parallel:
             self._running[key] = self._running.get(key, 0) + 1
             task = asyncio.create_task(self._drain(key), name="hopper-coalesced")
             self._tasks.add(task)
@@ -109,7 +128,7 @@ class Coalescer(Generic[K, T, R]):
     async def _drain(self, key: K) -> None:
         try:
             # Groups may arrive while a hold is let go (an await): look again after it.
-            while self._waiting.get(key):
+            while self._waiting.get(key) and key not in self._regathering:
                 try:
                     async with self._hold(key) as run:
                         await self._settle_all(key, run)
@@ -124,11 +143,44 @@ class Coalescer(Generic[K, T, R]):
                 del self._running[key]
 
     async def _settle_all(self, key: K, run: Run[K, T, R]) -> None:
+        loop = asyncio.get_running_loop()
         while groups := self._waiting.get(key):
+            if key in self._regathering:
+                return  # another drain waits for these callers' fellows and runs them
             group = groups.popleft()
             if not groups:
                 del self._waiting[key]
+            began = loop.time()
             await self._settle(key, group, run)
+            if self._regathers and len(group.callers) >= REGATHER_MIN_CALLERS:
+                took = loop.time() - began
+                await self._regather(key, len(group.callers), took)
+
+    async def _regather(self, key: K, answered: int, took: float) -> None:
+        """Wait until the `answered` callers are back (beside those that came meanwhile),
+        at most REGATHER_ROUND_TRIPS times `took`. A drain that finds another waiting
+        adds its callers to that one's count instead."""
+        if key in self._regathering:
+            target, woken = self._regathering[key]
+            self._regathering[key] = (target + answered, woken)
+            return
+        target = answered + self._callers_waiting(key)
+        back: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._regathering[key] = (target, back)
+        try:
+            timeout = min(REGATHER_ROUND_TRIPS * took, REGATHER_MAX_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(back, timeout)
+        finally:
+            del self._regathering[key]
+
+    def _wake_if_back(self, key: K) -> None:
+        target, back = self._regathering[key]
+        if not back.done() and self._callers_waiting(key) >= target:
+            back.set_result(None)
+
+    def _callers_waiting(self, key: K) -> int:
+        return sum(len(group.callers) for group in self._waiting.get(key, ()))
 
     def _fail_waiting(self, key: K, error: Exception | None) -> None:
         """Fail (None: cancel) the callers of `key`'s groups not yet run."""

@@ -48,7 +48,7 @@ class Sender:
         self._sql = sql
         self._coalesce = coalesce
         self._keyed: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
-            self._send_group, size=lambda message: len(message.body)
+            self._send_group, size=lambda message: len(message.body), regather=True
         )
         # Plain sends of every queue share statements, keyed by `now` alone. Two in
         # flight, not one as deletes and claims: one at a time carries about twice the
@@ -60,6 +60,7 @@ class Sender:
             size=lambda item: len(item[1].body),
             parallel=2,
             hold=held_on(self._pool, self._send_plain_on),
+            regather=True,
         )
 
     async def send(
