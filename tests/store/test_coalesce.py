@@ -191,3 +191,23 @@ async def test_a_regathering_drain_waits_a_bounded_time_for_callers_not_coming_b
     assert await gone == [10]
     assert await back == [20, 20]  # answered without caller 1, after at most the bound
     assert statements.runs == [("q", [1, 2]), ("q", [2])]
+
+
+def test_a_statement_under_a_millisecond_still_waits_on_uvloop() -> None:
+    # uvloop's clock counts whole milliseconds: a statement timed by it took nothing,
+    # and its drain waited for nobody.
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> list[tuple[str, list[int]]]:
+        runs: list[tuple[str, list[int]]] = []
+
+        async def run(key: str, items: list[int]) -> list[int]:
+            runs.append((key, items))
+            await asyncio.sleep(0.0003)  # the statement's round trip: a time to pass
+            return items
+
+        coalescer = Coalescer(run, size=lambda item: 1, parallel=2, regather=True)
+        await asyncio.gather(*(send_twice(coalescer, n, turns=n) for n in (1, 2, 3)))
+        return runs
+
+    assert uvloop.run(main()) == [("q", [1, 2, 3]), ("q", [1, 2, 3])]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -143,17 +144,18 @@ class Coalescer(Generic[K, T, R]):
                 del self._running[key]
 
     async def _settle_all(self, key: K, run: Run[K, T, R]) -> None:
-        loop = asyncio.get_running_loop()
         while groups := self._waiting.get(key):
             if key in self._regathering:
                 return  # another drain waits for these callers' fellows and runs them
             group = groups.popleft()
             if not groups:
                 del self._waiting[key]
-            began = loop.time()
+            # not the loop's clock: uvloop's counts whole milliseconds, and a statement
+            # under one would never wait
+            began = time.monotonic()
             await self._settle(key, group, run)
             if self._regathers and len(group.callers) >= REGATHER_MIN_CALLERS:
-                took = loop.time() - began
+                took = time.monotonic() - began
                 await self._regather(key, len(group.callers), took)
 
     async def _regather(self, key: K, answered: int, took: float) -> None:
