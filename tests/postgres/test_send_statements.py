@@ -51,3 +51,29 @@ async def test_senders_sending_back_to_back_share_each_round_s_statement(
     # one statement a round, and a few more where a sender came back late (two halves
     # taking turns take twice as many)
     assert statements <= ROUNDS * 1.5, statements
+
+
+async def receiver(store: PostgresQueueStore, queue: QueueKey, number: int) -> None:
+    for _ in range(ROUNDS):
+        got = await store.receive(queue, max_messages=1, visibility_timeout=600, now=None)
+        assert len(got) == 1
+        for _ in range(number % 4):  # as a sender's, its way back
+            await asyncio.sleep(0)
+
+
+async def test_receivers_receiving_back_to_back_share_each_round_s_claim(
+    open_store: StoreOpener,
+) -> None:
+    queue = QueueKey("000000000000", "q")
+    async with open_store(min_size=4, max_size=4, listen=False) as store:
+        await store.create_queue(queue, QueueConfig(), {}, now=None)
+        messages = [NewMessage(id=str(n), body="x") for n in range(SENDERS * ROUNDS + 1)]
+        for start in range(0, len(messages), 10):
+            await store.send(queue, messages[start : start + 10], now=None)
+        # the first receive alone: the store learns the queue's kind (receives share
+        # claims from then on)
+        first = await store.receive(queue, max_messages=1, visibility_timeout=600, now=None)
+        assert len(first) == 1
+        await asyncio.gather(*(receiver(store, queue, n) for n in range(SENDERS)))
+        claims = await statements_of(store) - 1
+    assert claims <= ROUNDS * 1.5, claims

@@ -22,6 +22,8 @@ round trip itself).
 With `regather`, a statement that answered several callers makes its drain wait for
 them before the next one (`_regather`): they are about to call again, and without the
 wait sixteen callers split into two halves taking turns, each statement carrying eight.
+`regather` says which callers are coming back, by their results (a receive that found
+nothing goes to its long poll instead).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class Coalescer(Generic[K, T, R]):
         max_bytes: int = 2 * 1024 * 1024,
         parallel: int = 2,
         hold: Callable[[K], AbstractAsyncContextManager[Run[K, T, R]]] | None = None,
-        regather: bool = False,
+        regather: Callable[[list[R]], bool] | None = None,
     ) -> None:
         """`run` runs a group; or, given `hold` instead, a drain runs its groups with
         the run that `hold(key)` yields, held while groups keep coming."""
@@ -88,7 +90,7 @@ class Coalescer(Generic[K, T, R]):
         self._waiting: dict[K, deque[_Group[T, R]]] = {}
         self._running: dict[K, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._regathers = regather
+        self._coming_back = regather
         # key -> the callers its regathering drain waits for, and what wakes it
         self._regathering: dict[K, tuple[int, asyncio.Future[None]]] = {}
 
@@ -153,10 +155,10 @@ class Coalescer(Generic[K, T, R]):
             # not the loop's clock: uvloop's counts whole milliseconds, and a statement
             # under one would never wait
             began = time.monotonic()
-            await self._settle(key, group, run)
-            if self._regathers and len(group.callers) >= REGATHER_MIN_CALLERS:
+            answered = await self._settle(key, group, run)
+            if answered >= REGATHER_MIN_CALLERS:
                 took = time.monotonic() - began
-                await self._regather(key, len(group.callers), took)
+                await self._regather(key, answered, took)
 
     async def _regather(self, key: K, answered: int, took: float) -> None:
         """Wait until the `answered` callers are back (beside those that came meanwhile),
@@ -196,7 +198,8 @@ class Coalescer(Generic[K, T, R]):
                     future.set_exception(error)
                     future.add_done_callback(_consume)
 
-    async def _settle(self, key: K, group: _Group[T, R], run: Run[K, T, R]) -> None:
+    async def _settle(self, key: K, group: _Group[T, R], run: Run[K, T, R]) -> int:
+        """Run `group`; the callers it answered that are coming back (with `regather`)."""
         try:
             results = await run(key, group.items)
         except Exception as error:  # every caller of the group gets the failure
@@ -204,16 +207,19 @@ class Coalescer(Generic[K, T, R]):
                 if not future.done():
                     future.set_exception(error)
                     future.add_done_callback(_consume)  # for a caller that is gone
-            return
+            return 0
         except BaseException:  # the statement's task was cancelled: so are its callers
             for _, future in group.callers:
                 future.cancel()
             raise
-        start = 0
+        start, coming_back = 0, 0
         for count, future in group.callers:
-            if not future.done():
-                future.set_result(results[start : start + count])
+            if not future.done():  # (a caller that hung up is not coming back)
+                share = results[start : start + count]
+                future.set_result(share)
+                coming_back += self._coming_back is not None and self._coming_back(share)
             start += count
+        return coming_back
 
 
 def _bare(run: Run[K, T, R]) -> Callable[[K], AbstractAsyncContextManager[Run[K, T, R]]]:
@@ -224,6 +230,11 @@ def _bare(run: Run[K, T, R]) -> Callable[[K], AbstractAsyncContextManager[Run[K,
         yield run
 
     return hold
+
+
+def every(results: list[Any]) -> bool:
+    """A `regather` for callers that always come back (senders)."""
+    return True
 
 
 def _consume(future: asyncio.Future[Any]) -> None:
