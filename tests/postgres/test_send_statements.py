@@ -1,7 +1,7 @@
-"""Concurrent sends share statements (store/postgres/coalesce.py): senders that send
-again straight after their answer go together in the next statement, not in two halves
-taking turns. Counted by the transactions that wrote the messages (their xmin): one
-statement, one transaction."""
+"""Concurrent sends and receives share statements (store/postgres/coalesce.py): callers
+that call again straight after their answer go together in the next statement, not in
+two halves taking turns. Counted by the transactions that last wrote the messages
+(their xmin): one statement, one transaction."""
 
 from __future__ import annotations
 
