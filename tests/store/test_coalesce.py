@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from hopper.store.postgres import coalesce
 from hopper.store.postgres.coalesce import Coalescer
 
 
@@ -153,3 +154,81 @@ async def test_a_hold_that_cannot_be_taken_fails_the_waiting_callers() -> None:
     holds.refuse_with = None
     statements.release.set()
     assert await coalescer.submit("q", [2]) == [20]
+
+
+async def send_twice(coalescer: Coalescer[str, int, int], item: int, turns: int) -> list[int]:
+    """A caller that calls again `turns` turns of the loop after its answer (its way
+    back to the client and the client's next request)."""
+    first = await coalescer.submit("q", [item])
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    return first + await coalescer.submit("q", [item])
+
+
+@pytest.mark.parametrize("regather", [True, False])
+async def test_a_regathering_drain_waits_for_the_callers_it_answered(regather: bool) -> None:
+    statements = Statements()
+    coming_back = coalesce.every if regather else None
+    coalescer = Coalescer(statements.run, size=lambda item: 1, parallel=2, regather=coming_back)
+    callers = [asyncio.create_task(send_twice(coalescer, n, turns=n)) for n in (1, 2, 3)]
+    await statements.started.wait()
+    # The first statement takes 5 ms: the wait is counted in its durations (a time to
+    # pass, not an event to await).
+    await asyncio.sleep(0.005)
+    statements.release.set()
+    assert [await caller for caller in callers] == [[10, 10], [20, 20], [30, 30]]
+    if regather:  # back one after another, they still go as one
+        assert statements.runs == [("q", [1, 2, 3]), ("q", [1, 2, 3])]
+    else:  # the first one back runs alone
+        assert statements.runs[1] == ("q", [1])
+
+
+async def test_a_regathering_drain_waits_a_bounded_time_for_callers_not_coming_back() -> None:
+    statements = Statements()
+    coalescer = Coalescer(statements.run, size=lambda item: 1, parallel=2, regather=coalesce.every)
+    gone = asyncio.create_task(coalescer.submit("q", [1]))
+    back = asyncio.create_task(send_twice(coalescer, 2, turns=0))
+    await statements.started.wait()
+    statements.release.set()
+    assert await gone == [10]
+    assert await back == [20, 20]  # answered without caller 1, after at most the bound
+    assert statements.runs == [("q", [1, 2]), ("q", [2])]
+
+
+def test_a_statement_under_a_millisecond_still_waits_on_uvloop() -> None:
+    # uvloop's clock counts whole milliseconds: a statement timed by it took nothing,
+    # and its drain waited for nobody.
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> list[tuple[str, list[int]]]:
+        runs: list[tuple[str, list[int]]] = []
+
+        async def run(key: str, items: list[int]) -> list[int]:
+            runs.append((key, items))
+            await asyncio.sleep(0.0003)  # the statement's round trip: a time to pass
+            return items
+
+        coalescer = Coalescer(run, size=lambda item: 1, parallel=2, regather=coalesce.every)
+        await asyncio.gather(*(send_twice(coalescer, n, turns=n) for n in (1, 2, 3)))
+        return runs
+
+    assert uvloop.run(main()) == [("q", [1, 2, 3]), ("q", [1, 2, 3])]
+
+
+async def test_a_regathering_drain_waits_only_for_the_callers_coming_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two receives found nothing (their long polls wait): the one that took something
+    # is not waited for with them, however long the wait would have been.
+    monkeypatch.setattr(coalesce, "REGATHER_ROUND_TRIPS", 1e9)
+    monkeypatch.setattr(coalesce, "REGATHER_MAX_SECONDS", 3600.0)
+    statements = Statements()
+    coalescer = Coalescer(
+        statements.run, size=lambda item: 1, parallel=2, regather=lambda got: got != [0]
+    )
+    answered = [asyncio.create_task(coalescer.submit("q", [n])) for n in (0, 0, 5)]
+    await statements.started.wait()
+    statements.release.set()
+    assert await asyncio.gather(*answered) == [[0], [0], [50]]
+    assert await asyncio.wait_for(coalescer.submit("q", [5]), 10) == [50]
+    assert statements.runs == [("q", [0, 0, 5]), ("q", [5])]

@@ -18,12 +18,19 @@ drain takes what its statements run on once, for as long as groups keep coming: 
 pool connection held across a busy spell instead of acquired and released per
 statement (asyncpg's acquire and release cost the server about as much CPU as the
 round trip itself).
+
+With `regather`, a statement that answered several callers makes its drain wait for
+them before the next one (`_regather`): they are about to call again, and without the
+wait sixteen callers split into two halves taking turns, each statement carrying eight.
+`regather` says which callers are coming back, by their results (a receive that found
+nothing goes to its long poll instead).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -36,6 +43,15 @@ R = TypeVar("R")
 
 # What a drain runs a group with: the key and the group's items, their results.
 Run = Callable[[K, list[T]], Awaitable[list[R]]]
+
+# After a statement that answered this many callers or more, a regathering drain waits
+# until as many callers wait again (and those that came meanwhile), at most this many
+# of the statement's own durations and never longer than REGATHER_MAX_SECONDS: a caller
+# that is not coming back soon (a sender at a fixed rate) costs the others that much
+# latency. A lone caller never waits.
+REGATHER_MIN_CALLERS = 2
+REGATHER_ROUND_TRIPS = 4.0
+REGATHER_MAX_SECONDS = 0.004
 
 
 @dataclass
@@ -56,6 +72,7 @@ class Coalescer(Generic[K, T, R]):
         max_bytes: int = 2 * 1024 * 1024,
         parallel: int = 2,
         hold: Callable[[K], AbstractAsyncContextManager[Run[K, T, R]]] | None = None,
+        regather: Callable[[list[R]], bool] | None = None,
     ) -> None:
         """`run` runs a group; or, given `hold` instead, a drain runs its groups with
         the run that `hold(key)` yields, held while groups keep coming."""
@@ -73,13 +90,18 @@ class Coalescer(Generic[K, T, R]):
         self._waiting: dict[K, deque[_Group[T, R]]] = {}
         self._running: dict[K, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._coming_back = regather
+        # key -> the callers its regathering drain waits for, and what wakes it
+        self._regathering: dict[K, tuple[int, asyncio.Future[None]]] = {}
 
     async def submit(self, key: K, items: Sequence[T]) -> list[R]:
         """Run `items` in a statement of `key`, alone or with others' items; their
         results, in order."""
         future: asyncio.Future[list[R]] = asyncio.get_running_loop().create_future()
         self._join(key, list(items), future)
-        if self._running.get(key, 0) < self._parallel:
+        if key in self._regathering:
+            self._wake_if_back(key)  # the waiting drain runs this call's group
+        elif self._running.get(key, 0) < self._parallel:
             self._running[key] = self._running.get(key, 0) + 1
             task = asyncio.create_task(self._drain(key), name="hopper-coalesced")
             self._tasks.add(task)
@@ -109,7 +131,7 @@ class Coalescer(Generic[K, T, R]):
     async def _drain(self, key: K) -> None:
         try:
             # Groups may arrive while a hold is let go (an await): look again after it.
-            while self._waiting.get(key):
+            while self._waiting.get(key) and key not in self._regathering:
                 try:
                     async with self._hold(key) as run:
                         await self._settle_all(key, run)
@@ -125,10 +147,44 @@ class Coalescer(Generic[K, T, R]):
 
     async def _settle_all(self, key: K, run: Run[K, T, R]) -> None:
         while groups := self._waiting.get(key):
+            if key in self._regathering:
+                return  # another drain waits for these callers' fellows and runs them
             group = groups.popleft()
             if not groups:
                 del self._waiting[key]
-            await self._settle(key, group, run)
+            # not the loop's clock: uvloop's counts whole milliseconds, and a statement
+            # under one would never wait
+            began = time.monotonic()
+            answered = await self._settle(key, group, run)
+            if answered >= REGATHER_MIN_CALLERS:
+                took = time.monotonic() - began
+                await self._regather(key, answered, took)
+
+    async def _regather(self, key: K, answered: int, took: float) -> None:
+        """Wait until the `answered` callers are back (beside those that came meanwhile),
+        at most REGATHER_ROUND_TRIPS times `took`. A drain that finds another waiting
+        adds its callers to that one's count instead."""
+        if key in self._regathering:
+            target, woken = self._regathering[key]
+            self._regathering[key] = (target + answered, woken)
+            return
+        target = answered + self._callers_waiting(key)
+        back: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._regathering[key] = (target, back)
+        try:
+            timeout = min(REGATHER_ROUND_TRIPS * took, REGATHER_MAX_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(back, timeout)
+        finally:
+            del self._regathering[key]
+
+    def _wake_if_back(self, key: K) -> None:
+        target, back = self._regathering[key]
+        if not back.done() and self._callers_waiting(key) >= target:
+            back.set_result(None)
+
+    def _callers_waiting(self, key: K) -> int:
+        return sum(len(group.callers) for group in self._waiting.get(key, ()))
 
     def _fail_waiting(self, key: K, error: Exception | None) -> None:
         """Fail (None: cancel) the callers of `key`'s groups not yet run."""
@@ -142,7 +198,8 @@ class Coalescer(Generic[K, T, R]):
                     future.set_exception(error)
                     future.add_done_callback(_consume)
 
-    async def _settle(self, key: K, group: _Group[T, R], run: Run[K, T, R]) -> None:
+    async def _settle(self, key: K, group: _Group[T, R], run: Run[K, T, R]) -> int:
+        """Run `group`; the callers it answered that are coming back (with `regather`)."""
         try:
             results = await run(key, group.items)
         except Exception as error:  # every caller of the group gets the failure
@@ -150,16 +207,19 @@ class Coalescer(Generic[K, T, R]):
                 if not future.done():
                     future.set_exception(error)
                     future.add_done_callback(_consume)  # for a caller that is gone
-            return
+            return 0
         except BaseException:  # the statement's task was cancelled: so are its callers
             for _, future in group.callers:
                 future.cancel()
             raise
-        start = 0
+        start, coming_back = 0, 0
         for count, future in group.callers:
-            if not future.done():
-                future.set_result(results[start : start + count])
+            if not future.done():  # (a caller that hung up is not coming back)
+                share = results[start : start + count]
+                future.set_result(share)
+                coming_back += self._coming_back is not None and self._coming_back(share)
             start += count
+        return coming_back
 
 
 def _bare(run: Run[K, T, R]) -> Callable[[K], AbstractAsyncContextManager[Run[K, T, R]]]:
@@ -170,6 +230,11 @@ def _bare(run: Run[K, T, R]) -> Callable[[K], AbstractAsyncContextManager[Run[K,
         yield run
 
     return hold
+
+
+def every(results: list[Any]) -> bool:
+    """A `regather` for callers that always come back (senders)."""
+    return True
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

@@ -26,7 +26,7 @@ from hopper import jsoncodec
 from hopper.core import limits
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import NewMessage, QueueKey, SendResult
-from hopper.store.postgres.coalesce import Coalescer
+from hopper.store.postgres.coalesce import Coalescer, every
 from hopper.store.postgres.pool import deadlock_retried, held_on
 from hopper.store.postgres.rows import arrived_delivered, attributes_json
 from hopper.store.postgres.schema import Connectable
@@ -48,7 +48,7 @@ class Sender:
         self._sql = sql
         self._coalesce = coalesce
         self._keyed: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
-            self._send_group, size=lambda message: len(message.body)
+            self._send_group, size=lambda message: len(message.body), regather=every
         )
         # Plain sends of every queue share statements, keyed by `now` alone. Two in
         # flight, not one as deletes and claims: one at a time carries about twice the
@@ -60,6 +60,7 @@ class Sender:
             size=lambda item: len(item[1].body),
             parallel=2,
             hold=held_on(self._pool, self._send_plain_on),
+            regather=every,
         )
 
     async def send(

@@ -139,11 +139,16 @@ class PostgresQueueStore(
         # Deletes and claims of a queue, one statement at a time: while one commits the
         # next group gathers, a bigger group per statement, fewer commits and round
         # trips. Each holds a pool connection while its statements follow one another.
+        # A claim waits for the receives the last one answered (coalesce.py); deletes
+        # do not: their callers come back after a receive (a FIFO turn's, slow).
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
             size=lambda receipt: 1, parallel=1, hold=held_on(lambda: self._db, self._delete_group)
         )
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
-            size=lambda place: 1, parallel=1, hold=held_on(lambda: self._db, self._claim_group)
+            size=lambda place: 1,
+            parallel=1,
+            hold=held_on(lambda: self._db, self._claim_group),
+            regather=_took_some,
         )
         # FIFO receives of a queue take turns under its receive lock; those waiting for
         # a turn share the next one (one transaction, their claims one after another).
@@ -537,3 +542,9 @@ class PostgresQueueStore(
             # Waiters in other processes: the arrivals are receivable at once.
             self.listener.poke(destination)
         return moved
+
+
+def _took_some(shares: list[tuple[Delivery | None, bool]]) -> bool:
+    """Whether a receive of a shared claim is coming back soon: one that took messages
+    deletes them and receives again; one that found none waits in its long poll."""
+    return any(delivery is not None for delivery, _ in shares)
