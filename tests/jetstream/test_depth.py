@@ -12,9 +12,10 @@ import uuid
 
 import pytest
 
+from hopper.core import rounds
 from hopper.core.clock import FakeClock
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, Receipt
-from hopper.store.jetstream import JetStreamQueueStore, edge, rounds
+from hopper.store.jetstream import JetStreamQueueStore, edge
 from hopper.store.jetstream.sends import entry
 
 from .servers import one_node
@@ -163,7 +164,7 @@ async def test_concurrent_plain_sends_share_publishes_and_each_is_stored_once() 
 
 @pytest.fixture
 def patient_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A round's pause bounded by nothing the machine's load can reach (rounds.py caps
+    """A round's pause bounded by nothing the machine's load can reach (core/rounds.py caps
     it at a few ms, which a loaded machine's callers may take to come back): the tests
     below assert who waits for whom, not how long."""
     monkeypatch.setattr(rounds, "MAX_SECONDS", 60.0)
@@ -172,7 +173,7 @@ def patient_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_senders_a_publish_answered_go_together_in_the_next(patient_rounds: None) -> None:
     """After a publish that carried several sends, the queue's next publish waits for
-    their senders to send again (rounds.py): a send that arrived while it was
+    their senders to send again (core/rounds.py): a send that arrived while it was
     on its way goes with them, not alone, so concurrent senders do not split into
     halves taking turns."""
     clock = FakeClock()
@@ -209,7 +210,7 @@ async def test_steps_a_group_commit_answered_go_together_in_the_next(
     patient_rounds: None,
 ) -> None:
     """After a group commit of several steps, the queue's next group waits for their
-    callers to be back (Steps._lead, rounds.py): a step that arrived while it was on its
+    callers to be back (Steps._lead, core/rounds.py): a step that arrived while it was on its
     way goes with their next steps, not alone in a ledger write of its own."""
     clock = FakeClock()
     async with jetstream_store(clock) as store:

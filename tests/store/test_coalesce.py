@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from hopper.core import rounds
 from hopper.store.postgres import coalesce
 from hopper.store.postgres.coalesce import Coalescer
 
@@ -220,7 +221,7 @@ async def test_a_regathering_drain_waits_only_for_the_callers_coming_back(
 ) -> None:
     # Two receives found nothing (their long polls wait): the one that took something
     # is not waited for with them, however long the wait would have been.
-    monkeypatch.setattr(coalesce, "REGATHER_ROUND_TRIPS", 1e9)
+    monkeypatch.setattr(rounds, "ROUND_TRIPS", 1e9)
     monkeypatch.setattr(coalesce, "REGATHER_MAX_SECONDS", 3600.0)
     statements = Statements()
     coalescer = Coalescer(

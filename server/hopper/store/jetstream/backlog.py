@@ -27,9 +27,9 @@ from nats.aio.msg import Msg
 
 from hopper.core.errors import StoreUnavailable
 from hopper.core.model import StoredMessage
+from hopper.core.rounds import Regather
 from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.bodies import Bodies
-from hopper.store.jetstream.rounds import Regather
 
 log = logging.getLogger("hopper.jetstream")
 
@@ -47,7 +47,7 @@ TRIM_BATCH = 1000
 # SendMessageBatch fits: SQS caps its total at 1 MiB).
 ENTRY_BYTES = 1024 * 1024
 # After a publish that carried this many sends or more, the queue's next publish waits
-# for the senders it answered to send again (rounds.py).
+# for the senders it answered to send again (core/rounds.py).
 REGATHER_MIN_SENDS = 2
 
 
@@ -126,7 +126,7 @@ class Backlog:
         # that publishes them (see `publish_gathered`)
         self._gathered: dict[str, list[Gathered]] = {}
         self._gathering: dict[str, asyncio.Task[None]] = {}
-        # the pause before a queue's next publish, keyed by incarnation (rounds.py)
+        # the pause before a queue's next publish, keyed by incarnation (core/rounds.py)
         self._regather = Regather(REGATHER_MIN_SENDS)
 
     async def publish_gathered(
@@ -138,7 +138,7 @@ class Backlog:
         and a wake-up hint, about as much work for nats-server and this process for
         one message as for several: gathered, 16 concurrent SendMessage clients cost
         143 us of CPU a message instead of 202 (bench/README.md). A lone send waits one
-        turn of the event loop; concurrent senders wait for each other (rounds.py)."""
+        turn of the event loop; concurrent senders wait for each other (core/rounds.py)."""
         waiter: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
         gathered = self._gathered.setdefault(incarnation, [])
         gathered.append(Gathered(messages, waiter))

@@ -19,11 +19,11 @@ from hopper.core import limits
 from hopper.core.clock import Clock
 from hopper.core.errors import QueueError, QueueNotFound, StoreUnavailable
 from hopper.core.model import QueueKey, QueueRecord
+from hopper.core.rounds import Regather
 from hopper.store.jetstream import codec, edge
 from hopper.store.jetstream.backlog import Backlog
 from hopper.store.jetstream.bodies import Bodies
 from hopper.store.jetstream.records import MAX_ROUNDS, Records
-from hopper.store.jetstream.rounds import Regather
 from hopper.store.ledger import Message, Queue, fifo_runs
 from hopper.store.ledger.rules import LedgerStore
 
@@ -80,8 +80,8 @@ class Loaded:
 # codec.TOKENS_PER_WRITE tokens to give.
 GROUP_SIZE = 64
 # After a group commit of this many steps or more, the queue's next waits for their
-# callers to be back (rounds.py). 16 clients draining through HTTP alternated groups of
-# 15 steps and of one (the step that came in while the 15 were committed): two ledger
+# callers to be back (core/rounds.py). 16 clients draining through HTTP alternated groups
+# of 15 steps and of one (the step that came in while the 15 were committed): two ledger
 # writes for what one carries. Small groups (a few long polls woken) never wait.
 REGATHER_MIN_STEPS = 4
 # A step that wants receivable messages and finds too few in the ledger takes at least

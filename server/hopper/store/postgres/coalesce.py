@@ -20,7 +20,7 @@ statement (asyncpg's acquire and release cost the server about as much CPU as th
 round trip itself).
 
 With `regather`, a statement that answered several callers makes its drain wait for
-them before the next one (`_regather`): they are about to call again, and without the
+them before the next one (core/rounds.py): they are about to call again, and without the
 wait sixteen callers split into two halves taking turns, each statement carrying eight.
 `regather` says which callers are coming back, by their results (a receive that found
 nothing goes to its long poll instead).
@@ -37,6 +37,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from hopper.core.rounds import Regather
+
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 R = TypeVar("R")
@@ -45,12 +47,11 @@ R = TypeVar("R")
 Run = Callable[[K, list[T]], Awaitable[list[R]]]
 
 # After a statement that answered this many callers or more, a regathering drain waits
-# until as many callers wait again (and those that came meanwhile), at most this many
-# of the statement's own durations and never longer than REGATHER_MAX_SECONDS: a caller
+# until as many callers wait again (and those that came meanwhile), at most a few of
+# the statement's own durations and never longer than REGATHER_MAX_SECONDS: a caller
 # that is not coming back soon (a sender at a fixed rate) costs the others that much
 # latency. A lone caller never waits.
 REGATHER_MIN_CALLERS = 2
-REGATHER_ROUND_TRIPS = 4.0
 REGATHER_MAX_SECONDS = 0.004
 
 
@@ -91,16 +92,15 @@ class Coalescer(Generic[K, T, R]):
         self._running: dict[K, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._coming_back = regather
-        # key -> the callers its regathering drain waits for, and what wakes it
-        self._regathering: dict[K, tuple[int, asyncio.Future[None]]] = {}
+        self._rounds = Regather(REGATHER_MIN_CALLERS, max_seconds=REGATHER_MAX_SECONDS)
 
     async def submit(self, key: K, items: Sequence[T]) -> list[R]:
         """Run `items` in a statement of `key`, alone or with others' items; their
         results, in order."""
         future: asyncio.Future[list[R]] = asyncio.get_running_loop().create_future()
         self._join(key, list(items), future)
-        if key in self._regathering:
-            self._wake_if_back(key)  # the waiting drain runs this call's group
+        if self._rounds.pausing(key):  # the pausing drain runs this call's group
+            self._rounds.arrived(key, self._callers_waiting(key))
         elif self._running.get(key, 0) < self._parallel:
             self._running[key] = self._running.get(key, 0) + 1
             task = asyncio.create_task(self._drain(key), name="hopper-coalesced")
@@ -131,7 +131,7 @@ class Coalescer(Generic[K, T, R]):
     async def _drain(self, key: K) -> None:
         try:
             # Groups may arrive while a hold is let go (an await): look again after it.
-            while self._waiting.get(key) and key not in self._regathering:
+            while self._waiting.get(key) and not self._rounds.pausing(key):
                 try:
                     async with self._hold(key) as run:
                         await self._settle_all(key, run)
@@ -147,7 +147,7 @@ class Coalescer(Generic[K, T, R]):
 
     async def _settle_all(self, key: K, run: Run[K, T, R]) -> None:
         while groups := self._waiting.get(key):
-            if key in self._regathering:
+            if self._rounds.pausing(key):
                 return  # another drain waits for these callers' fellows and runs them
             group = groups.popleft()
             if not groups:
@@ -156,32 +156,8 @@ class Coalescer(Generic[K, T, R]):
             # under one would never wait
             began = time.monotonic()
             answered = await self._settle(key, group, run)
-            if answered >= REGATHER_MIN_CALLERS:
-                took = time.monotonic() - began
-                await self._regather(key, answered, took)
-
-    async def _regather(self, key: K, answered: int, took: float) -> None:
-        """Wait until the `answered` callers are back (beside those that came meanwhile),
-        at most REGATHER_ROUND_TRIPS times `took`. A drain that finds another waiting
-        adds its callers to that one's count instead."""
-        if key in self._regathering:
-            target, woken = self._regathering[key]
-            self._regathering[key] = (target + answered, woken)
-            return
-        target = answered + self._callers_waiting(key)
-        back: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._regathering[key] = (target, back)
-        try:
-            timeout = min(REGATHER_ROUND_TRIPS * took, REGATHER_MAX_SECONDS)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(back, timeout)
-        finally:
-            del self._regathering[key]
-
-    def _wake_if_back(self, key: K) -> None:
-        target, back = self._regathering[key]
-        if not back.done() and self._callers_waiting(key) >= target:
-            back.set_result(None)
+            took = time.monotonic() - began
+            await self._rounds.pause(key, answered, self._callers_waiting(key), took)
 
     def _callers_waiting(self, key: K) -> int:
         return sum(len(group.callers) for group in self._waiting.get(key, ()))
