@@ -10,7 +10,6 @@ import asyncpg
 
 from hopper.core.model import NewMessage, QueueConfig, QueueKey
 from hopper.store.postgres import PostgresQueueStore
-from hopper.store.postgres.pool import PLANNING
 from hopper.store.postgres.schema import queries
 
 from .conftest import StoreOpener
@@ -82,14 +81,9 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
     assert any(index == "messages_queue_order" for _, _, index in on_messages)
 
 
-async def test_a_claims_deliveries_join_each_picked_message_once(
-    open_store: StoreOpener, database: str
-) -> None:
-    # The claims' update (queries.sql, claim_deliveries) joins what the claim picked to
-    # the rows it writes. A CTE of the backoffs joined back by id gave the generic plan a
-    # nested loop over both CTEs, every pair compared (a claim of 160 messages: 25,600
-    # comparisons, backends 42-47 us a drained message against 17-23): the update reads
-    # no CTE but `picked` and the queue's `q`.
+async def claimed_plans(open_store: StoreOpener, database: str) -> dict[str, dict[str, Any]]:
+    """The generic plan of each claim's update (CTE `claimed`: queries.sql,
+    claim_deliveries), by statement, on queues holding messages."""
     async with open_store(listen=False) as store:
         await fill_queues(store, 2)
         fifo = QueueKey(ACCOUNT, "f.fifo")
@@ -101,9 +95,22 @@ async def test_a_claims_deliveries_join_each_picked_message_once(
         "receive_fair_messages": (ACCOUNT, "q1", None, 160, 30.0, [], 2, 0.5),
         "receive_fifo_messages": (ACCOUNT, "f.fifo", None, 10, 30.0, [], False),
     }
+    plans = {}
     for name, args in statements.items():
         plan = await generic_plan(database, queries()[name], *args)
-        [claimed] = subplans(plan, {"CTE claimed"})
+        [plans[name]] = subplans(plan, {"CTE claimed"})
+    return plans
+
+
+async def test_a_claims_deliveries_join_each_picked_message_once(
+    open_store: StoreOpener, database: str
+) -> None:
+    # The claims' update (queries.sql, claim_deliveries) joins what the claim picked to
+    # the rows it writes. A CTE of the backoffs joined back by id gave the generic plan a
+    # nested loop over both CTEs, every pair compared (a claim of 160 messages: 25,600
+    # comparisons, backends 42-47 us a drained message against 17-23): the update reads
+    # no CTE but `picked` and the queue's `q`.
+    for name, claimed in (await claimed_plans(open_store, database)).items():
         read = [node.get("CTE Name") for node in nodes(claimed) if node["Node Type"] == "CTE Scan"]
         assert sorted(read) == ["picked", "q"], (name, read)
 
@@ -114,38 +121,12 @@ async def test_a_claim_writes_the_rows_it_locked_by_their_address(
     # The claims' update finds each picked row by the ctid its lock read (a Tid Scan),
     # not by a probe of the primary key a message: those probes were a tenth of a
     # drain's database CPU (bench/README.md, branch pgdrain3).
-    async with open_store(listen=False) as store:
-        await fill_queues(store, 2)
-        fifo = QueueKey(ACCOUNT, "f.fifo")
-        await store.create_queue(fifo, QueueConfig(fifo=True), {}, now=None)
-        await store.send(fifo, [NewMessage(id="f-1", body="x", group_id="g",
-                                           deduplication_id="1")], now=None)
-    statements = {
-        "receive_messages": (ACCOUNT, "q1", None, 160, 30.0, []),
-        "receive_fair_messages": (ACCOUNT, "q1", None, 160, 30.0, [], 2, 0.5),
-        "receive_fifo_messages": (ACCOUNT, "f.fifo", None, 10, 30.0, [], False),
-    }
-    connection = await asyncpg.connect(
-        database, server_settings={"search_path": "hopper", **PLANNING}
-    )
-    try:
-        await connection.execute("ANALYZE")
-        for name, args in statements.items():
-            # The plan the store runs: a prepared statement's generic plan (an EXPLAIN
-            # given parameters plans for their values).
-            await connection.execute(f"PREPARE claim AS {queries()[name]}")
-            values = ", ".join(_literal(arg) for arg in args)
-            row = await connection.fetchrow(f"EXPLAIN (FORMAT JSON) EXECUTE claim({values})")
-            await connection.execute("DEALLOCATE claim")
-            assert row is not None
-            [claimed] = subplans(json.loads(row[0])[0]["Plan"], {"CTE claimed"})
-            read = [
-                node["Node Type"] for node in nodes(claimed)
-                if node.get("Relation Name") == "messages"
-            ]
-            assert read == ["ModifyTable", "Tid Scan"], (name, read)
-    finally:
-        await connection.close()
+    for name, claimed in (await claimed_plans(open_store, database)).items():
+        read = [
+            node["Node Type"] for node in nodes(claimed)
+            if node.get("Relation Name") == "messages"
+        ]
+        assert read == ["ModifyTable", "Tid Scan"], (name, read)
 
 
 def _literal(value: object) -> str:
