@@ -114,10 +114,11 @@ def guard(app: AsgiApp, browsers: Browsers) -> AsgiApp:
                 return
         await app(scope, receive, send)
 
-    def check(scope: Scope) -> Rendered | None:
+    def check(scope: Scope, said: Mapping[str, str] | None = None) -> Rendered | None:
         """The refusal of an HTTP request `scope` (its type, method, path, scheme,
-        query string and headers are read), or None."""
-        reason = browsers.refusal(scope, _said(scope, _ASKED))
+        query string and headers are read), or None. `said`: its headers decoded
+        already (first values), which the direct path has (hopper/direct.py)."""
+        reason = browsers.refusal(scope, _said(scope, _ASKED) if said is None else said)
         if reason is None:
             return None
         return _refusal(scope["path"], _said(scope, None), reason)

@@ -23,7 +23,7 @@ import asyncio
 import http
 import logging
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httptools
@@ -122,7 +122,7 @@ class DirectProtocol(GuardedProtocol):
         self._head_parsed()
         self.cycle = exchange  # type: ignore[assignment]
         for check in self.checks:
-            refused = check(self._scope(exchange))
+            refused = check(self._scope(exchange), exchange.incoming.headers)
             if refused is not None:
                 self._write(exchange, refused)
                 return
@@ -279,7 +279,8 @@ def _encoded(rendered: Rendered, defaults: list[tuple[bytes, bytes]], keep_alive
     return b"".join(head)
 
 
-Check = Callable[[dict[str, Any]], Rendered | None]
+# A wrapper's check: an ASGI scope (and the headers it holds, decoded) to its refusal.
+Check = Callable[[dict[str, Any], Mapping[str, str]], Rendered | None]
 
 
 def endpoint_of(app: Any) -> Endpoint | None:

@@ -175,3 +175,14 @@ def test_a_hosts_answer_is_the_same_when_remembered_and_the_memory_stays_bounded
         browsers._host_allowed(f"h{n}.example")
     assert len(browsers._hosts_seen) <= HOSTS_REMEMBERED
     assert not browsers._host_allowed("rebound.example:9324")
+
+
+def test_a_repeated_origin_is_judged_by_its_first_value(server):
+    # The direct path judges the headers it decoded for the call (first values), the
+    # ASGI path the scope's: both must read a repeated header alike.
+    for origins, status in (((EVIL, FRIEND), 403), ((FRIEND, EVIL), 200)):
+        answer = httpx.post(
+            server.url, data={"Action": "CreateQueue", "QueueName": "twice"},
+            headers=[*FORM.items(), *(("origin", origin) for origin in origins)],
+        )
+        assert answer.status_code == status, (origins, answer.text)
