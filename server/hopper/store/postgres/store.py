@@ -76,6 +76,8 @@ from hopper.store.postgres.vacuum import Vacuum
 
 # A FIFO receive sweeps its queue's expired deduplication ids once in this many.
 DEDUP_SWEEP_EVERY = 64
+# At most this many addresses of deliveries kept for their deletes (see _addresses).
+ADDRESSES_KEPT = 50_000
 # At most this many FIFO receives share a turn under their queue's receive lock.
 FIFO_TURN_RECEIVES = 16
 
@@ -156,6 +158,14 @@ class PostgresQueueStore(
             self._fifo_turn, size=lambda wanted: 1, max_items=FIFO_TURN_RECEIVES, parallel=1
         )
         self._dead_lettered: Counter[QueueKey] = Counter()
+        # Where the claims here left each delivery's row (its ctid, by token: one
+        # store-wide sequence), so that its delete finds the row by address instead of
+        # by a primary-key probe (delete_messages). A hint only: the delete checks the
+        # message and token there, and looks by key where the row moved or no hint is
+        # kept (another process's receipts, a restart). Hints of deliveries never
+        # deleted here (leases that ran out) are dropped all at once past
+        # ADDRESSES_KEPT.
+        self._addresses: dict[int, tuple[int, int]] = {}
 
     # --- life cycle -----------------------------------------------------------------
 
@@ -444,7 +454,16 @@ class PostgresQueueStore(
             self._grouped[key] = rows[0]["grouped"]
         else:
             self._grouped[key] = any(d.message.group_id is not None for d in deliveries)
+        self._note_addresses(rows)
         return deliveries, int(rows[0]["moved"])
+
+    def _note_addresses(self, rows: list[asyncpg.Record]) -> None:
+        """Keep where a claim's rows are, for their deletes (_addresses)."""
+        if len(self._addresses) + len(rows) > ADDRESSES_KEPT:
+            self._addresses.clear()
+        for row in rows:
+            if row["id"] is not None:
+                self._addresses[row["token"]] = row["address"]
 
     async def delete(
         self,
@@ -470,6 +489,7 @@ class PostgresQueueStore(
         self, db: Connectable | asyncpg.Pool, group: DeleteGroup, receipts: list[Receipt]
     ) -> list[asyncpg.Record]:
         key, now, refuse_expired = group
+        addresses = self._addresses
         return await deadlock_retried(
             db,
             self._sql["delete_messages"],
@@ -479,6 +499,7 @@ class PostgresQueueStore(
             [r.message_id for r in receipts],
             [bounded(r.token) for r in receipts],
             refuse_expired,
+            [addresses.pop(r.token, None) for r in receipts],
         )
 
     async def change_visibility(
