@@ -141,11 +141,22 @@ class PostgresQueueStore(
         # Deletes and claims of a queue, one statement at a time: while one commits the
         # next group gathers, a bigger group per statement, fewer commits and round
         # trips. Each holds a pool connection while its statements follow one another.
-        # A claim waits for the receives the last one answered (coalesce.py); deletes
-        # do not: their callers come back after a receive (a FIFO turn's, slow).
+        # A claim waits for the receives the last one answered (coalesce.py); a delete
+        # waits for the deletes of the receives the last shared claim of its queue
+        # answered with messages (_deleting), not for its own callers: they come back
+        # after a receive (a FIFO turn's, slow).
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
-            size=lambda receipt: 1, parallel=1, hold=held_on(lambda: self._db, self._delete_group)
+            size=lambda receipt: 1,
+            parallel=1,
+            hold=held_on(lambda: self._db, self._delete_group),
+            expect=lambda group: self._deleting[group[0]],
         )
+        # Standard queues: the receives the last shared claim answered with messages
+        # whose deletes have not come yet. Without the wait for them, the first delete
+        # of a round went alone and the others in a second statement (a commit and a
+        # round trip more). A receive that never deletes here is forgotten at the next
+        # claim; until then a delete waits for it at most the bound of coalesce.py.
+        self._deleting: Counter[QueueKey] = Counter()
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
             size=lambda place: 1,
             parallel=1,
@@ -298,6 +309,8 @@ class PostgresQueueStore(
                 group = (key, float(visibility_timeout), now)
                 shares = await self._claims.submit(group, [None] * max_messages)
                 deliveries = [delivery for delivery, _ in shares if delivery is not None]
+                if deliveries:
+                    self._deleting[key] += 1
                 if len(deliveries) == max_messages or not any(moved for _, moved in shares):
                     return deliveries
                 # Poison messages took places in the shared claim: look again, alone.
@@ -317,6 +330,7 @@ class PostgresQueueStore(
         deliveries in send order, padded with None, and whether any message was moved to
         the dead-letter queue instead (then the receives short of messages look again)."""
         key, visibility_timeout, now = group
+        self._deleting.pop(key, None)  # a new round: its receives are counted afresh
         claimed, moved = await self._claim(
             connection, key, len(places), visibility_timeout, now, []
         )
@@ -476,6 +490,8 @@ class PostgresQueueStore(
         with translated(key):
             # concurrent deletes of the queue share a statement (see coalesce.py)
             group = (key, now, refuse_expired)
+            if self._deleting[key]:
+                self._deleting[key] -= 1
             rows = await (
                 self._deletes.submit(group, receipts)
                 if self._coalesce
