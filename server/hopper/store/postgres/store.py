@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from collections import Counter
 from collections.abc import Sequence
 
@@ -78,6 +79,10 @@ from hopper.store.postgres.vacuum import Vacuum
 DEDUP_SWEEP_EVERY = 64
 # At most this many addresses of deliveries kept for their deletes (see _addresses).
 ADDRESSES_KEPT = 50_000
+# The deletes of a shared claim's receives are awaited only this long after the claim
+# (see _deleting): a worker still busy with its messages then is not on its way, and
+# the others' deletes would wait for it.
+DELETES_AWAITED_SECONDS = 0.01
 # At most this many FIFO receives share a turn under their queue's receive lock.
 FIFO_TURN_RECEIVES = 16
 
@@ -142,21 +147,22 @@ class PostgresQueueStore(
         # next group gathers, a bigger group per statement, fewer commits and round
         # trips. Each holds a pool connection while its statements follow one another.
         # A claim waits for the receives the last one answered (coalesce.py); a delete
-        # waits for the deletes of the receives the last shared claim of its queue
-        # answered with messages (_deleting), not for its own callers: they come back
-        # after a receive (a FIFO turn's, slow).
+        # for the deletes of the receives its queue's last shared claim answered
+        # (_deleting), not for its own callers: they come back after a receive.
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
             size=lambda receipt: 1,
             parallel=1,
             hold=held_on(lambda: self._db, self._delete_group),
-            expect=lambda group: self._deleting[group[0]],
+            expect=lambda group: self._deletes_awaited(group[0]),
         )
         # Standard queues: the receives the last shared claim answered with messages
-        # whose deletes have not come yet. Without the wait for them, the first delete
-        # of a round went alone and the others in a second statement (a commit and a
-        # round trip more). A receive that never deletes here is forgotten at the next
-        # claim; until then a delete waits for it at most the bound of coalesce.py.
+        # whose deletes have not come yet, and when it ended (time.monotonic). Without
+        # the wait for them, a round's first delete went alone and the others in a
+        # second statement (a commit and a round trip more). A receive that never
+        # deletes here is forgotten at the next claim, and none is awaited past
+        # DELETES_AWAITED_SECONDS; a wait is at most the bound of coalesce.py.
         self._deleting: Counter[QueueKey] = Counter()
+        self._claimed_at: dict[QueueKey, float] = {}
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
             size=lambda place: 1,
             parallel=1,
@@ -334,9 +340,16 @@ class PostgresQueueStore(
         claimed, moved = await self._claim(
             connection, key, len(places), visibility_timeout, now, []
         )
+        self._claimed_at[key] = time.monotonic()
         self._dead_lettered[key] += moved
         padded: list[Delivery | None] = [*claimed, *[None] * (len(places) - len(claimed))]
         return [(delivery, moved > 0) for delivery in padded]
+
+    def _deletes_awaited(self, key: QueueKey) -> int:
+        """The deletes a delete statement of `key` waits for (_deleting)."""
+        if time.monotonic() - self._claimed_at.get(key, 0.0) > DELETES_AWAITED_SECONDS:
+            return 0
+        return self._deleting[key]
 
     async def _receive_fifo(
         self,
