@@ -57,7 +57,6 @@ def pure_python_asked() -> bool:
 def extensions() -> list[Any]:
     """mypyc's extensions for the compiled modules, or none when it cannot make them."""
     if pure_python_asked():
-        say("HOPPER_PURE_PYTHON is set: pure Python, nothing compiled")
         return []
     try:
         from mypyc.build import mypycify
@@ -120,6 +119,9 @@ class CleanEditableWheel(editable_wheel):
 # A stand-in until build_ext runs mypyc: it makes setuptools run build_ext at all, and
 # tags the wheel for this platform.
 PLACEHOLDER = [Extension(f"{GROUP}__mypyc", sources=[])]
+
+if pure_python_asked():
+    say("HOPPER_PURE_PYTHON is set: pure Python, nothing compiled")
 
 setup(
     ext_modules=[] if pure_python_asked() else PLACEHOLDER,
