@@ -38,7 +38,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"edited after they were compiled: {names}; compile them again with"
             " `pip install -e .`, or install pure Python with"
-            " `HOPPER_PURE_PYTHON=1 pip install -e .` (README, 'Compiled modules')"
+            " `HOPPER_PURE_PYTHON=1 pip install -e .`"
+            " (README, 'Compiled modules (mypyc), for developers')"
         )
 
 
