@@ -1,7 +1,7 @@
 """hopper's build: the hot modules compiled with mypyc where it can, pure Python where not.
 
 pyproject.toml holds everything else; this file only adds the compiled modules, listed
-in pyproject.toml's `[tool.hopper] compiled` (hopper/native.py reads the same list).
+in pyproject.toml's `[tool.hopper] compiled` (tests/test_native.py reads it too).
 Every compiled module is also shipped as its `.py`, so a build that cannot compile is
 still a whole hopper, only slower:
 
