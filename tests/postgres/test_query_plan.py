@@ -93,7 +93,7 @@ async def claimed_plans(open_store: StoreOpener, database: str) -> dict[str, dic
     statements = {
         "receive_messages": (ACCOUNT, "q1", None, 160, 30.0, []),
         "receive_fair_messages": (ACCOUNT, "q1", None, 160, 30.0, [], 2, 0.5),
-        "receive_fifo_messages": (ACCOUNT, "f.fifo", None, 10, 30.0, [], False),
+        "receive_fifo_messages": (ACCOUNT, "f.fifo", None, 10, 30.0, [], False, 0),
     }
     plans = {}
     for name, args in statements.items():
@@ -165,7 +165,7 @@ async def test_the_fifo_claim_finds_groups_and_runs_through_the_group_index(
                 await store.send(queue, batch, now=None)
     plan = await generic_plan(
         database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, [],
-        False,
+        False, 0,
     )
     [chosen] = subplans(plan, {"CTE chosen"})
     on_messages = [node for node in scans(chosen) if node[1] == "messages"]
@@ -209,7 +209,7 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     # sorts the whole queue by design (only while a tenant is noisy).
     statements = [
         ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
-        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, [], False), {"CTE chosen"}),
+        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, [], False, 0), {"CTE chosen"}),
         (
             "receive_fair_messages",
             (ACCOUNT, "big", None, 10, 30.0, [], 2, 0.5),
@@ -332,7 +332,7 @@ async def test_the_fifo_claim_of_many_groups_mostly_in_flight_reads_no_backlog(
             "EXPLAIN (ANALYZE, FORMAT JSON) " + queries()["receive_fifo_messages"]
         )
         async with connection.transaction():
-            row = await statement.fetchrow(ACCOUNT, "backlog.fifo", None, 10, 30.0, [], True)
+            row = await statement.fetchrow(ACCOUNT, "backlog.fifo", None, 10, 30.0, [], True, 0)
     finally:
         await connection.close()
     assert row is not None

@@ -361,19 +361,39 @@ class PostgresQueueStore(
         """One turn under the queue's receive lock for FIFO receives that waited for it:
         their claims in one transaction, one after another, each seeing the leases of
         the claims before it as it would in a turn of its own (the same statement, its
-        own limit), with one BEGIN, lock and COMMIT for all. A receive whose client
-        hung up meanwhile still gets its claim, leased to nobody until the lease runs
-        out, as a lone receive's would."""
+        own limit), with one BEGIN, lock and COMMIT for all. The claims go in one round
+        trip (asyncpg's fetchmany: a Bind and Execute each, one Sync), so the database
+        runs them back to back instead of waiting for this process between them: the
+        lock is held for the claims' own work, not for their round trips. A receive whose
+        claim moved poison messages to the dead-letter queue looks again for the places
+        they took, after the others. A receive whose client hung up meanwhile still gets
+        its claim, leased to nobody until the lease runs out, as a lone receive's would."""
         key, visibility_timeout, now = group
+        statement = "receive_fifo_messages"
+        many = self._many_groups.get(key, False)
+        args: list[tuple[object, ...]] = [
+            (key.account, key.name, now, limit, float(visibility_timeout), [], many, place)
+            for place, limit in enumerate(wanted)
+        ]
         async with self._db.acquire() as connection, receive_turn(connection, key):
             if self._dedup_sweep_due(key):
                 await connection.execute(
                     self._sql["forget_dedup_ids"], key.account, key.name, now
                 )
-            return [
-                await self._claim_all(connection, key, limit, visibility_timeout, now)
-                for limit in wanted
-            ]
+            rows = await connection.fetchmany(self._sql[statement], args)
+            claims: list[list[asyncpg.Record]] = [[] for _ in wanted]
+            for row in rows:
+                claims[row["turn_place"]].append(row)
+            turn: list[list[Delivery]] = []
+            for limit, claim in zip(wanted, claims, strict=True):
+                deliveries, moved = self._claimed(key, statement, claim)
+                self._dead_lettered[key] += moved
+                if moved and len(deliveries) < limit:
+                    deliveries = await self._claim_all(
+                        connection, key, limit, visibility_timeout, now, deliveries
+                    )
+                turn.append(deliveries)
+            return turn
 
     def _dedup_sweep_due(self, key: QueueKey) -> bool:
         """Whether a FIFO receive of `key` sweeps the queue's deduplication ids past
@@ -428,11 +448,18 @@ class PostgresQueueStore(
         )
         statement = "receive_fifo_messages" if key.is_fifo else "receive_messages"
         if key.is_fifo:
-            args += (self._many_groups.get(key, False),)
+            args += (self._many_groups.get(key, False), 0)
         elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
+        return self._claimed(key, statement, rows)
+
+    def _claimed(
+        self, key: QueueKey, statement: str, rows: Sequence[asyncpg.Record]
+    ) -> tuple[list[Delivery], int]:
+        """A claim's deliveries and how many messages it moved to the dead-letter queue,
+        from its rows; what it says of the queue is kept for the next claim."""
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
             self._many_groups.pop(key, None)

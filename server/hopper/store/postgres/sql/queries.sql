@@ -597,8 +597,10 @@ ORDER BY c.seq;
 -- Claim a FIFO queue's receivable messages in AWS's order, moving poison ones to the
 -- dead-letter queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the
 -- lease (seconds), $6 ids this receive claimed already, $7 whether the store's last
--- claim of the queue found it of many groups (below). Its rows: the deliveries in
--- claim order, and the queue's facts. receive_messages but for how it picks (the rest
+-- claim of the queue found it of many groups (below), $8 the receive's place in its
+-- turn, returned in every row (`turn_place`: a turn's claims go in one round trip, and
+-- their rows come back as one list). Its rows: the deliveries in claim order, and the
+-- queue's facts. receive_messages but for how it picks (the rest
 -- is the claims' shared fragments) and the order of its answer. Runs under the queue's
 -- receive lock (lock_queue_for_receive): what it reads of the queue's groups cannot change
 -- under it but by deletion.
@@ -774,7 +776,7 @@ SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM move
        -- queue of many groups); otherwise count the groups again (few are probed)
        CASE WHEN $7::boolean THEN (SELECT seq FROM reach) < 9223372036854775807
             ELSE (SELECT groups FROM many) END AS many_groups,
-       c.*
+       $8::int4 AS turn_place, c.*
 FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.place;
