@@ -81,6 +81,24 @@ async def test_the_claim_scans_the_queue_order_index_not_the_table(
     assert any(index == "messages_queue_order" for _, _, index in on_messages)
 
 
+async def test_the_claims_are_prepared_once_a_connection_not_planned_at_each_receive(
+    open_store: StoreOpener,
+) -> None:
+    # asyncpg keeps a prepared statement only for texts up to a length (pool.py,
+    # STATEMENT_CACHE_LIMIT); a longer claim was parsed and planned at every receive.
+    fifo, plain = QueueKey(ACCOUNT, "p.fifo"), QueueKey(ACCOUNT, "p")
+    async with open_store(min_size=1, max_size=1, listen=False) as store:
+        await store.create_queue(fifo, QueueConfig(fifo=True), {}, now=None)
+        await store.create_queue(plain, QueueConfig(), {}, now=None)
+        for queue in (fifo, fifo, plain, plain):
+            await store.receive(queue, max_messages=10, visibility_timeout=30, now=None)
+        async with store._db.acquire() as connection:
+            prepared = await connection.fetch("SELECT statement FROM pg_prepared_statements")
+    texts = [row["statement"] for row in prepared]
+    for claim in ("receive_fifo_messages", "receive_fair_messages"):
+        assert texts.count(queries()[claim]) == 1, claim
+
+
 async def claimed_plans(open_store: StoreOpener, database: str) -> dict[str, dict[str, Any]]:
     """The generic plan of each claim's update (CTE `claimed`: queries.sql,
     claim_deliveries), by statement, on queues holding messages."""
