@@ -111,7 +111,7 @@ async def claimed_plans(open_store: StoreOpener, database: str) -> dict[str, dic
     statements = {
         "receive_messages": (ACCOUNT, "q1", None, 160, 30.0, []),
         "receive_fair_messages": (ACCOUNT, "q1", None, 160, 30.0, [], 2, 0.5),
-        "receive_fifo_messages": (ACCOUNT, "f.fifo", None, 10, 30.0, [], False, 0),
+        "receive_fifo_messages": (ACCOUNT, "f.fifo", None, 10, 30.0, [], False, 0, None),
     }
     plans = {}
     for name, args in statements.items():
@@ -183,7 +183,7 @@ async def test_the_fifo_claim_finds_groups_and_runs_through_the_group_index(
                 await store.send(queue, batch, now=None)
     plan = await generic_plan(
         database, queries()["receive_fifo_messages"], ACCOUNT, "f1.fifo", None, 10, 30.0, [],
-        False, 0,
+        False, 0, None,
     )
     [chosen] = subplans(plan, {"CTE chosen"})
     on_messages = [node for node in scans(chosen) if node[1] == "messages"]
@@ -227,7 +227,11 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
     # sorts the whole queue by design (only while a tenant is noisy).
     statements = [
         ("receive_messages", (ACCOUNT, "big", None, 10, 30.0, []), {"CTE picked"}),
-        ("receive_fifo_messages", (ACCOUNT, "big", None, 10, 30.0, [], False, 0), {"CTE chosen"}),
+        (
+            "receive_fifo_messages",
+            (ACCOUNT, "big", None, 10, 30.0, [], False, 0, None),
+            {"CTE chosen"},
+        ),
         (
             "receive_fair_messages",
             (ACCOUNT, "big", None, 10, 30.0, [], 2, 0.5),
@@ -350,7 +354,9 @@ async def test_the_fifo_claim_of_many_groups_mostly_in_flight_reads_no_backlog(
             "EXPLAIN (ANALYZE, FORMAT JSON) " + queries()["receive_fifo_messages"]
         )
         async with connection.transaction():
-            row = await statement.fetchrow(ACCOUNT, "backlog.fifo", None, 10, 30.0, [], True, 0)
+            row = await statement.fetchrow(
+                ACCOUNT, "backlog.fifo", None, 10, 30.0, [], True, 0, None
+            )
     finally:
         await connection.close()
     assert row is not None

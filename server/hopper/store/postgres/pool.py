@@ -147,6 +147,24 @@ async def deadlock_retried(
     raise AssertionError("unreachable")
 
 
+async def fetched_together(
+    connection: Connectable, sql: str, arguments: list[tuple[object, ...]], *, attempts: int = 3
+) -> list[asyncpg.Record]:
+    """The rows of `sql` run once for each of `arguments`, in one round trip: asyncpg's
+    fetchmany sends a Bind and an Execute each and one Sync, so PostgreSQL runs them one
+    after another in one transaction (each statement reading afresh, the earlier ones'
+    changes included) and commits at the end, or changes nothing when one fails. Their
+    rows come back as one list. Run again when PostgreSQL broke a deadlock by aborting
+    it (see deadlock_retried), unless inside the caller's transaction."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await connection.fetchmany(sql, arguments)
+        except asyncpg.DeadlockDetectedError:
+            if attempt == attempts or connection.is_in_transaction():
+                raise
+    raise AssertionError("unreachable")
+
+
 def receive_lock(key: QueueKey) -> int:
     """The key of `key`'s receive lock (an advisory lock; lock_queue_for_receive): a
     signed 64-bit number of the queue's account and name, made here so that it can be
