@@ -388,8 +388,9 @@ class PostgresQueueStore(
             claims: list[list[asyncpg.Record]] = [[] for _ in turn]
             for row in rows:
                 claims[row["turn_place"]].append(row)
-            self._claimed(key, statement, claims[0])  # (the lock's: the queue's facts)
             answers: list[list[Delivery]] = []
+            # (the lock's rows say nothing the claims' do not: each says whether the
+            # queue was found)
             for limit, claim in zip(wanted, claims[1:], strict=True):
                 deliveries, moved = self._claimed(key, statement, claim)
                 self._dead_lettered[key] += moved
