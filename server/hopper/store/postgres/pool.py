@@ -32,7 +32,11 @@ R = TypeVar("R")
 # not depend on the parameters' values. Left to choose ("auto"), PostgreSQL kept planning
 # the claim afresh on every execution (its generic plan's estimate looked dearer): 0.9 ms
 # of planning for 0.25 ms of execution, a claim of 10 taking 1.5 ms instead of 0.63.
-PLANNING = {"plan_cache_mode": "force_generic_plan"}
+# And no JIT compilation: PostgreSQL compiles a plan whose estimated cost passes
+# jit_above_cost at every execution, and the FIFO claim's generic plan passes it once the
+# messages table is large (340,000 messages: a cost of 680,000, and 2 s of compiling for
+# a claim of 10 that runs in 0.6 ms). These statements are short; compiling never pays.
+PLANNING = {"plan_cache_mode": "force_generic_plan", "jit": "off"}
 # asyncpg prepares and caches a statement per connection only when its text is at most
 # this long; a longer one is parsed and planned afresh at every execution. Its default,
 # 15 KiB, is just above the FIFO claim with its comments (14.8 KB): a few lines more, and
