@@ -3,7 +3,7 @@ in CPU a message, and whether claims stay HOT updates (no new index entries: see
 migrations/0001_initial.sql).
 
     PYTHONPATH=server python bench/pg_drain.py [--messages 20000] [--workers 16] \
-        [--ballast 0] [--fifo]
+        [--ballast 0] [--fifo] [--analyze]
 
 CPU a message: the store's database backends (the pids pg_stat_activity lists for the
 bench's database, read from /proc as bench/meter.py does; their VACUUMs included) and
@@ -15,6 +15,9 @@ statement carried (concurrent receives and deletes of a queue share one:
 store/postgres/coalesce.py). `--fifo` drains a FIFO queue instead, its messages spread
 round 100 message groups as the benchmark's FIFO rows are; then the claims' figure is
 the receives a FIFO turn carried (store.py: they take turns under the queue's lock).
+`--analyze` runs ANALYZE after the fill, as autovacuum soon would: the statements'
+generic plans are made for the statistics the table has when a connection first runs
+them (over a large table, the FIFO claim's plan passed PostgreSQL's JIT threshold: pool.py).
 """
 
 from __future__ import annotations
@@ -110,6 +113,7 @@ async def main() -> None:
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--ballast", type=int, default=0)
     parser.add_argument("--fifo", action="store_true")
+    parser.add_argument("--analyze", action="store_true")
     args = parser.parse_args()
     queue = FIFO_QUEUE if args.fifo else QUEUE
     claims: list[int] = []
@@ -122,6 +126,8 @@ async def main() -> None:
             await store.create_queue(BALLAST, QueueConfig(), {}, now=None)
             await fill(store, BALLAST, args.ballast, 5_000)
             await fill(store, queue, args.messages, 10)
+            if args.analyze:
+                await store._db.execute("ANALYZE")
             # The statements the coalescers hold a connection for, counted.
             store._claims._hold = held_on(
                 lambda: store._db, counted(claims, store._claim_group)
