@@ -449,7 +449,8 @@ ON CONFLICT (queue_id, attempt_id) DO UPDATE
 -- name: forget_dedup_ids
 -- Drop a queue's deduplication ids past their window. $1 account, $2 queue name, $3 now.
 -- Deduplication ids past their window are only reused rows in waiting; FIFO receives
--- (already serialised per queue) sweep them so a queue's table does not grow forever.
+-- sweep them (a turn in DEDUP_SWEEP_EVERY, before its claims: store.py) so a queue's
+-- table does not grow forever.
 DELETE FROM fifo_dedup
 WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
   AND expires_at <= coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8);
