@@ -17,6 +17,8 @@ import pytest
 
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, VisibilityChange
 from hopper.store.postgres import PostgresQueueStore
+from hopper.store.postgres.pool import receive_lock
+from hopper.store.postgres.schema import queries
 
 from .conftest import StoreOpener
 from .databases import SCHEMA
@@ -301,3 +303,47 @@ async def test_concurrent_receivers_take_whole_runs_in_the_order_groups_became_a
                for g in groups}
     assert all(len(holder) == 1 for holder in holders.values())
     assert len({me for me, _ in batches}) > 1
+
+
+async def waiting_for_a_lock(connection: asyncpg.Connection) -> None:
+    """Until some backend waits for an advisory lock (a receive's turn, in another
+    process, that the test holds back)."""
+    async with asyncio.timeout(10):
+        while not await connection.fetchval(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        ):
+            await asyncio.sleep(0.005)
+
+
+async def test_a_receive_claims_only_after_the_turn_before_it_committed(
+    open_store: StoreOpener, database: str
+) -> None:
+    # Another process's turn holds the queue's receive lock and claims the queue's one
+    # message. A receive here waits for the lock, and what it claims it reads after that
+    # turn committed: it finds the group in flight and claims nothing (had it read the
+    # queue before it had the lock, it would have seen the message receivable, and
+    # delivered it a second time).
+    other = await asyncpg.connect(
+        database, server_settings={"search_path": "hopper", "plan_cache_mode": "force_generic_plan"}
+    )
+    try:
+        async with open_store(listen=False) as store:
+            await store.create_queue(QUEUE, QueueConfig(fifo=True), {}, now=None)
+            await store.send(QUEUE, [fifo_message("g0", 0)], now=None)
+            turn = other.transaction()
+            await turn.start()
+            await other.execute("SELECT pg_advisory_xact_lock($1::int8)", receive_lock(QUEUE))
+            receive = asyncio.create_task(
+                store.receive(QUEUE, max_messages=10, visibility_timeout=600, now=None)
+            )
+            await waiting_for_a_lock(other)
+            assert not receive.done()
+            claimed = await other.fetch(
+                queries()["receive_fifo_messages"],
+                QUEUE.account, QUEUE.name, None, 10, 600.0, [], False, 0, None,
+            )
+            assert [row["body"] for row in claimed] == ["g0/0"]
+            await turn.commit()
+            assert await receive == []
+    finally:
+        await other.close()

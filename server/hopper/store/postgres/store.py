@@ -51,6 +51,7 @@ from hopper.store.postgres.listener import Listener
 from hopper.store.postgres.pool import (
     DATABASE_ERRORS,
     deadlock_retried,
+    fetched_together,
     held_on,
     listening_connection,
     open_pool,
@@ -358,22 +359,48 @@ class PostgresQueueStore(
         return deliveries
 
     async def _fifo_turn(self, group: ClaimGroup, wanted: list[int]) -> list[list[Delivery]]:
-        """One turn under the queue's receive lock for FIFO receives that waited for it:
-        their claims in one transaction, one after another, each seeing the leases of
-        the claims before it as it would in a turn of its own (the same statement, its
-        own limit), with one BEGIN, lock and COMMIT for all. A receive whose client
-        hung up meanwhile still gets its claim, leased to nobody until the lease runs
-        out, as a lone receive's would."""
+        """One turn under the queue's receive lock for FIFO receives that waited for it,
+        in one round trip and one transaction (pool.fetched_together): a first statement
+        that takes the lock and claims nothing, then their claims one after another, each
+        seeing the leases of the claims before it as it would in a turn of its own (the
+        same statement, its own limit). The database runs them back to back and commits,
+        so the lock is held for the claims' own work, not for round trips to this
+        process. A receive whose claim moved poison messages to the dead-letter queue
+        looks again for the places they took, in a turn of its own. A receive whose
+        client hung up meanwhile still gets its claim, leased to nobody until the lease
+        runs out, as a lone receive's would."""
         key, visibility_timeout, now = group
-        async with self._db.acquire() as connection, receive_turn(connection, key):
+        statement, lease = "receive_fifo_messages", float(visibility_timeout)
+        many = self._many_groups.get(key, False)
+        turn: list[tuple[object, ...]] = [
+            (key.account, key.name, now, 0, lease, [], True, 0, receive_lock(key)),
+            *(
+                (key.account, key.name, now, limit, lease, [], many, place, None)
+                for place, limit in enumerate(wanted, 1)
+            ),
+        ]
+        async with self._db.acquire() as connection:
             if self._dedup_sweep_due(key):
-                await connection.execute(
-                    self._sql["forget_dedup_ids"], key.account, key.name, now
+                await deadlock_retried(
+                    connection, self._sql["forget_dedup_ids"], key.account, key.name, now
                 )
-            return [
-                await self._claim_all(connection, key, limit, visibility_timeout, now)
-                for limit in wanted
-            ]
+            rows = await fetched_together(connection, self._sql[statement], turn)
+            claims: list[list[asyncpg.Record]] = [[] for _ in turn]
+            for row in rows:
+                claims[row["turn_place"]].append(row)
+            answers: list[list[Delivery]] = []
+            # (the lock's rows say nothing the claims' do not: each says whether the
+            # queue was found)
+            for limit, claim in zip(wanted, claims[1:], strict=True):
+                deliveries, moved = self._claimed(key, statement, claim)
+                self._dead_lettered[key] += moved
+                if moved and len(deliveries) < limit:
+                    async with receive_turn(connection, key):
+                        deliveries = await self._claim_all(
+                            connection, key, limit, visibility_timeout, now, deliveries
+                        )
+                answers.append(deliveries)
+            return answers
 
     def _dedup_sweep_due(self, key: QueueKey) -> bool:
         """Whether a FIFO receive of `key` sweeps the queue's deduplication ids past
@@ -428,11 +455,18 @@ class PostgresQueueStore(
         )
         statement = "receive_fifo_messages" if key.is_fifo else "receive_messages"
         if key.is_fifo:
-            args += (self._many_groups.get(key, False),)
+            args += (self._many_groups.get(key, False), 0, None)
         elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
+        return self._claimed(key, statement, rows)
+
+    def _claimed(
+        self, key: QueueKey, statement: str, rows: Sequence[asyncpg.Record]
+    ) -> tuple[list[Delivery], int]:
+        """A claim's deliveries and how many messages it moved to the dead-letter queue,
+        from its rows; what it says of the queue is kept for the next claim."""
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
             self._many_groups.pop(key, None)

@@ -476,7 +476,8 @@ ON CONFLICT (queue_id, attempt_id) DO UPDATE
 -- name: forget_dedup_ids
 -- Drop a queue's deduplication ids past their window. $1 account, $2 queue name, $3 now.
 -- Deduplication ids past their window are only reused rows in waiting; FIFO receives
--- (already serialised per queue) sweep them so a queue's table does not grow forever.
+-- sweep them (a turn in DEDUP_SWEEP_EVERY, before its claims: store.py) so a queue's
+-- table does not grow forever.
 DELETE FROM fifo_dedup
 WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
   AND expires_at <= coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8);
@@ -505,10 +506,13 @@ q AS (
     WHERE s.account = $1 AND s.name = $2
 ),
 -- housekeeping: messages past retention at the head of the queue are dropped (bounded,
--- so a receive never pays for a whole backlog); the rest are filtered out below
+-- so a receive never pays for a whole backlog); the rest are filtered out below. Not by
+-- a claim of nothing ($4 = 0: a FIFO turn's first statement, which runs before it has
+-- the queue's receive lock, and whose deletes would hold rows the turn holding the lock
+-- may be about to drop)
 expired AS (
     DELETE FROM messages m
-    WHERE m.queue_id = (SELECT id FROM q)
+    WHERE $4::int8 > 0 AND m.queue_id = (SELECT id FROM q)
       AND m.id IN (
         SELECT head.id FROM (
             SELECT e.id, e.sent_at FROM messages e
@@ -624,12 +628,21 @@ ORDER BY c.seq;
 -- Claim a FIFO queue's receivable messages in AWS's order, moving poison ones to the
 -- dead-letter queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the
 -- lease (seconds), $6 ids this receive claimed already, $7 whether the store's last
--- claim of the queue found it of many groups (below). Its rows: the deliveries in
--- claim order, and the queue's facts. receive_messages but for how it picks (the rest
--- is the claims' shared fragments) and the order of its answer. Runs under the queue's
--- receive lock (lock_queue_for_receive): what it reads of the queue's groups cannot change
--- under it but by deletion.
+-- claim of the queue found it of many groups (below), $8 the receive's place in its
+-- turn, returned in every row (`turn_place`: a turn's claims go in one round trip, and
+-- their rows come back as one list), $9 the queue's receive lock to take (below) or
+-- NULL. Its rows: the deliveries in claim order, and the queue's facts.
+-- receive_messages but for how it picks (the rest is the claims' shared fragments) and
+-- the order of its answer. Runs under the queue's receive lock: what it reads of the
+-- queue's groups cannot change under it but by deletion. A turn's round trip opens with
+-- this statement claiming nothing ($4 = 0) and taking the lock ($9, pool.receive_lock;
+-- it is held to the end of the round trip's transaction), and each claim after it reads
+-- the queue afresh, under the lock (PostgresQueueStore._fifo_turn); a claim sent alone
+-- runs in a transaction that took the lock before it (pool.receive_turn).
 -- include: claim_opening
+-- the queue's receive lock, taken by a turn's first statement ($9; none when NULL). Only
+-- a statement that claims nothing takes it: its own reads began before it had it
+turn AS (SELECT pg_advisory_xact_lock($9::int8)),
 -- FIFO: the queue's groups, one probe of messages_queue_group each (a loose index scan:
 -- a backlog of many messages in few groups costs a few probes, not a read of the
 -- queue), the first 65 at most. Not when $7: a queue of many groups is walked whatever
@@ -801,7 +814,7 @@ SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM move
        -- queue of many groups); otherwise count the groups again (few are probed)
        CASE WHEN $7::boolean THEN (SELECT seq FROM reach) < 9223372036854775807
             ELSE (SELECT groups FROM many) END AS many_groups,
-       c.*
+       (SELECT $8::int4 FROM turn) AS turn_place, c.*
 FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.place;
