@@ -8,11 +8,13 @@ where the benchmark's CPU per message swings by a tenth.
 (10) and a DeleteMessageBatch of what it got, over a queue filled beforehand; only the
 protocol's part is counted, not the loop reading the receipts and writing the delete.
 
+`--batch`: CPU per message sent in a SendMessageBatch of 10, as the benchmark's batch.
+
 `--fixed` answers every call with a fixed body instead of running hopper's request
 path: what is left is the HTTP side alone (the parser's callbacks, the checks, the
 write). `--profile` prints cProfile's top functions for the last round.
 
-    PYTHONPATH=server .venv/bin/python -m bench.direct_loop [--fixed] [--profile] [--drain]
+    PYTHONPATH=server .venv/bin/python -m bench.direct_loop [--fixed] [--profile] [--drain|--batch]
 """
 
 from __future__ import annotations
@@ -127,6 +129,13 @@ async def measure(args: argparse.Namespace) -> None:
             got = json.loads((await call(receive)).partition(b"\r\n\r\n")[2])["Messages"]
             await call(request("DeleteMessageBatch", {"QueueUrl": url, "Entries": [
                 {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]}))
+    elif args.batch:
+        what, per_call = "batched message", 10
+        batch = request("SendMessageBatch", {"QueueUrl": url, "Entries": [
+            {"Id": str(i), "MessageBody": "x" * 100} for i in range(10)]})
+
+        async def once() -> None:
+            await call(batch)
     else:
         what, per_call = "SendMessage", 1
 
@@ -157,12 +166,15 @@ def main() -> None:
     parser.add_argument("--fixed", action="store_true", help="a fixed answer: the HTTP side alone")
     parser.add_argument("--profile", action="store_true", help="cProfile the last round")
     parser.add_argument("--drain", action="store_true", help="receive 10 + delete, per message")
+    parser.add_argument("--batch", action="store_true", help="SendMessageBatch of 10, per message")
     parser.add_argument("--calls", type=int, default=10_000, help="messages a round")
     parser.add_argument("--fill", type=int, help="--drain: messages sent first (default: all)")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    if args.fixed and args.drain:
+    if args.fixed and (args.drain or args.batch):
         parser.error("--fixed answers SendMessage only")
+    if args.drain and args.batch:
+        parser.error("--drain or --batch, not both")
     uvloop.run(measure(args))
 
 

@@ -67,7 +67,7 @@ async def claim_ms(dsn: str, rounds: int) -> float:
     try:
         await connection.execute("VACUUM ANALYZE")
         statement = await connection.prepare(queries()["receive_fifo_messages"])
-        args = (QUEUE.account, QUEUE.name, None, 10, 0.0, [], False)
+        args = (QUEUE.account, QUEUE.name, None, 10, 0.0, [], False, 0, None)
         best = float("inf")
         for _ in range(rounds):
             started = time.perf_counter()

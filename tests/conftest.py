@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from hopper import native
+
 HERE = Path(__file__).resolve().parent
 
 SLOW_FOLDERS = {"server", "compat", "conformance", "benchmark", "jetstream"}
@@ -25,6 +27,20 @@ SLOW_MODULES = {"postgres/test_processes.py", "postgres/test_drain.py", "postgre
 def slow(path: Path) -> bool:
     where = path.resolve().relative_to(HERE)
     return where.parts[0] in SLOW_FOLDERS or where.as_posix() in SLOW_MODULES
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to test a compiled module older than its source: Python would import the
+    extension an editable install put beside it, and the edit would go untested."""
+    stale = native.stale()
+    if stale:
+        names = ", ".join(str(source.relative_to(native.PACKAGE.parent)) for source in stale)
+        raise pytest.UsageError(
+            f"edited after they were compiled: {names}; compile them again with"
+            " `pip install -e .`, or install pure Python with"
+            " `HOPPER_PURE_PYTHON=1 pip install -e .`"
+            " (README, 'Compiled modules (mypyc), for developers')"
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from hopper import __version__
+from hopper import __version__, native
 from hopper.core.outcomes import RECEIPT_MODES
 from hopper.observability import logs, metrics, shutdown
 from hopper.settings import Settings, SettingsError, load
@@ -230,6 +230,7 @@ def _serve_on(settings: Settings, sock: socket.socket) -> int:
         return EXIT_UNUSABLE
     log.info("hopper: auth %s%s", settings.auth, _rate_text(settings))
     log.info("hopper: receipts %s", settings.receipts)
+    _say_compiled()
     log.info("hopper: queues declared: %s", _declared_text(settings))
     if options["http"] != "auto":
         from hopper.connection_limits import configure
@@ -250,6 +251,21 @@ def _serve_on(settings: Settings, sock: socket.socket) -> int:
         signal.signal(handled, lambda *_: None)
     serving.run(app, sock, settings.host, options)
     return 0
+
+
+def _say_compiled() -> None:
+    """How many modules run compiled (setup.py, hopper/native.py), and warn of any that
+    runs older code than its source says (an editable install's, after an edit)."""
+    compiled = native.compiled()
+    if compiled:
+        log.info("hopper: %d modules compiled (mypyc)", len(compiled))
+    else:
+        log.info("hopper: pure Python (no module compiled)")
+    for source in native.stale():
+        log.warning(
+            "hopper: %s was edited after it was compiled, and runs as compiled:"
+            " run `pip install -e .` again", source,
+        )
 
 
 def _store_usable(settings: Settings) -> bool:

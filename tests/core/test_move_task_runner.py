@@ -4,6 +4,8 @@ stops quietly and leaves the task to be taken over once its lease has run out.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hopper.core.clock import FakeClock
 from hopper.core.errors import StoreUnavailable
 from hopper.core.model import DeadLetterRule, MoveTaskStatus, NewMessage, QueueConfig, QueueKey
@@ -15,8 +17,17 @@ SOURCE = QueueKey("000000000000", "source")
 ELSEWHERE = QueueKey("000000000000", "elsewhere")
 
 
-class FailingStore(MemoryQueueStore):
-    """A store whose database went away just as the task was to move messages."""
+class FailingStore:
+    """The memory store, whose database went away just as the task was to move messages.
+
+    A wrapper, not a subclass: the memory store may be compiled (setup.py), and an
+    interpreted class cannot inherit from a compiled one."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self._store = MemoryQueueStore(clock)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
 
     async def move_messages(
         self, source: QueueKey, destination: QueueKey | None, *, limit: int, now: float | None
@@ -24,7 +35,7 @@ class FailingStore(MemoryQueueStore):
         raise StoreUnavailable("connection refused")
 
 
-async def queues(store: MemoryQueueStore, clock: FakeClock, messages: int) -> None:
+async def queues(store: Any, clock: FakeClock, messages: int) -> None:
     for queue, config in [
         (DLQ, QueueConfig()),
         (SOURCE, QueueConfig(dead_letter=DeadLetterRule(DLQ, 1))),

@@ -82,6 +82,51 @@ async def test_receives_sharing_a_claim_look_again_for_the_places_poison_took(
     assert sorted(d.message.id for d in moved) == sorted(poison)
 
 
+async def test_fifo_receives_sharing_a_turn_look_again_for_the_places_poison_took(
+    open_store: StoreOpener,
+) -> None:
+    # Concurrent FIFO receives of one queue share a turn, their claims sent together in
+    # one round trip; a claim that moves a poison group to the dead-letter queue instead
+    # of delivering it looks again inside the turn, so every receive still gets a whole
+    # group of good messages, and no group goes to two receives.
+    queue, dlq = QueueKey(ACCOUNT, "q.fifo"), QueueKey(ACCOUNT, "dlq.fifo")
+
+    def group_of(name: str) -> list[NewMessage]:
+        return [
+            NewMessage(id=f"{name}-{n}", body=name, group_id=name,
+                       deduplication_id=f"{name}-{n}")
+            for n in range(10)
+        ]
+
+    async with open_store(min_size=RECEIVERS, max_size=RECEIVERS, listen=False) as store:
+        await store.create_queue(dlq, QueueConfig(fifo=True), {}, now=None)
+        await store.create_queue(
+            queue, QueueConfig(fifo=True, dead_letter=DeadLetterRule(dlq, 1)), {}, now=None
+        )
+        poison = [f"poison{i}" for i in range(4)]
+        await store.send(queue, [m for p in poison for m in group_of(p)], now=900.0)
+        for _ in poison:  # each group received once, available again from 930 on
+            assert len(await store.receive(queue, max_messages=10, visibility_timeout=30,
+                                           now=900.0)) == 10
+        good = [f"good{i}" for i in range(RECEIVERS)]
+        await store.send(queue, [m for g in good for m in group_of(g)], now=1000.0)
+
+        got = await asyncio.gather(
+            *(
+                store.receive(queue, max_messages=10, visibility_timeout=600, now=2000.0)
+                for _ in range(RECEIVERS)
+            )
+        )
+        moved = []
+        while batch := await store.receive(dlq, max_messages=10, visibility_timeout=600,
+                                           now=2000.0):
+            moved.extend(batch)
+
+    assert all(len(batch) == 10 and len({d.message.body for d in batch}) == 1 for batch in got)
+    assert sorted(batch[0].message.body for batch in got) == sorted(good)
+    assert sorted(d.message.id for d in moved) == sorted(m.id for p in poison for m in group_of(p))
+
+
 async def test_concurrent_fifo_receivers_never_hold_one_group_twice(
     open_store: StoreOpener,
 ) -> None:

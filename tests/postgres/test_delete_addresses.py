@@ -1,4 +1,4 @@
-"""Deletes by the address their claim left (store/postgres/store.py, _addresses; the
+"""Deletes by the address their claim left (store/postgres/deletes.py; the
 statement delete_messages). Store-only: the address is a PostgreSQL row's ctid, a hint
 the other stores have no use for. Whatever the hint says, a receipt deletes exactly
 the delivery it names: these tests give the delete hints that are wrong, stale or
@@ -18,8 +18,7 @@ from hopper.core.model import (
     ReceiptResult,
     VisibilityChange,
 )
-from hopper.store.postgres import PostgresQueueStore
-from hopper.store.postgres import store as postgres_store
+from hopper.store.postgres import PostgresQueueStore, deletes
 
 from .conftest import StoreOpener
 
@@ -85,7 +84,8 @@ async def test_an_address_of_another_messages_row_deletes_neither_by_mistake(
     async with open_store(listen=False) as store:
         await filled(store, 2)
         first, second = await receive(store, 2)
-        store._addresses[first.token] = store._addresses[second.token]
+        kept = store.delete_hints.addresses
+        kept[first.token] = kept[second.token]
         assert await delete(store, [first]) == [OK]
         assert await left(database) == {second.message.id}
         assert await delete(store, [second]) == [OK]
@@ -100,7 +100,8 @@ async def test_a_superseded_receipt_with_an_address_is_refused(
         await filled(store, 1)
         [old] = await store.receive(QUEUE, max_messages=1, visibility_timeout=0.0, now=None)
         [new] = await receive(store, 1)
-        store._addresses[old.token] = store._addresses[new.token]
+        kept = store.delete_hints.addresses
+        kept[old.token] = kept[new.token]
         assert await delete(store, [old]) == [
             ReceiptResult(ReceiptOutcome.SUPERSEDED, current_token=new.token)
         ]
@@ -110,11 +111,11 @@ async def test_a_superseded_receipt_with_an_address_is_refused(
 async def test_addresses_kept_past_their_bound_are_dropped_and_deletes_still_delete(
     open_store: StoreOpener, database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postgres_store, "ADDRESSES_KEPT", 4)
+    monkeypatch.setattr(deletes, "ADDRESSES_KEPT", 4)
     async with open_store(listen=False) as store:
         await filled(store, 9)
         batches = [await receive(store, 3) for _ in range(3)]
-        assert len(store._addresses) <= 4
+        assert len(store.delete_hints.addresses) <= 4
         for batch in batches:
             assert await delete(store, batch) == [OK] * 3
     assert await left(database) == set()

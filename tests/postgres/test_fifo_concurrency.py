@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 import uuid
 from collections import defaultdict
 
 import asyncpg
+import pytest
 
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey, VisibilityChange
 from hopper.store.postgres import PostgresQueueStore
+from hopper.store.postgres.pool import receive_lock
+from hopper.store.postgres.schema import queries
 
 from .conftest import StoreOpener
+from .databases import SCHEMA
 
 ACCOUNT = "000000000000"
 QUEUE = QueueKey(ACCOUNT, "q.fifo")
@@ -176,6 +181,54 @@ async def test_concurrent_fifo_sends_share_statements_each_with_its_own_answer(
     )
 
 
+# Advisory locks of the test's own database awaited by its backends.
+ADVISORY_WAITS = """
+    SELECT count(*) FROM pg_locks
+    WHERE locktype = 'advisory' AND NOT granted
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+"""
+
+
+# send_fifo_messages, and send_messages (a FIFO queue with a depth ceiling)
+@pytest.mark.parametrize("max_depth", [None, 100])
+async def test_a_fifo_send_not_yet_committed_holds_the_queue_s_later_sends(
+    open_store: StoreOpener, database: str, max_depth: int | None
+) -> None:
+    # FIFO sends of a queue commit in the order of the seqs they took. Were the later
+    # send committed first, a receive between the two would claim its message as the
+    # group's head, and the earlier one, committed next, would become the head and be
+    # delivered beside it: the group held twice, out of order. (The store runs two
+    # statements of a queue's sends at once: coalesce.py.)
+    async with open_store(min_size=2, max_size=2, listen=False) as store:
+        await store.create_queue(QUEUE, QueueConfig(fifo=True), {}, now=None)
+        connection = await asyncpg.connect(database, server_settings={"search_path": SCHEMA})
+        monitor = await asyncpg.connect(database)
+        try:
+            early = PostgresQueueStore.on_connection(connection, schema=SCHEMA)
+            transaction = connection.transaction()
+            await transaction.start()
+            await early.send(QUEUE, [fifo_message("g", 0)], now=None, max_depth=max_depth)
+            later = asyncio.create_task(
+                store.send(QUEUE, [fifo_message("g", 1)], now=None, max_depth=max_depth)
+            )
+            deadline = time.monotonic() + 10
+            while not await monitor.fetchval(ADVISORY_WAITS):
+                assert not later.done(), "the later send did not wait for the earlier one"
+                assert time.monotonic() < deadline, "no send waited for its turn"
+                await asyncio.sleep(0.002)
+            # its turn comes with the earlier send's commit, not before
+            assert await store.receive(QUEUE, max_messages=1, visibility_timeout=60, now=None) == []
+            await transaction.commit()
+            (sent,) = await later
+        finally:
+            await connection.close()
+            await monitor.close()
+        delivered = await store.receive(QUEUE, max_messages=10, visibility_timeout=60, now=None)
+    assert [d.message.body for d in delivered] == ["g/0", "g/1"]
+    assert delivered[1].message.sequence_number == sent.sequence_number
+    assert delivered[0].message.sequence_number < sent.sequence_number  # type: ignore[operator]
+
+
 async def test_concurrent_retries_of_one_receive_attempt_get_one_batch(
     open_store: StoreOpener,
 ) -> None:
@@ -250,3 +303,47 @@ async def test_concurrent_receivers_take_whole_runs_in_the_order_groups_became_a
                for g in groups}
     assert all(len(holder) == 1 for holder in holders.values())
     assert len({me for me, _ in batches}) > 1
+
+
+async def waiting_for_a_lock(connection: asyncpg.Connection) -> None:
+    """Until some backend waits for an advisory lock (a receive's turn, in another
+    process, that the test holds back)."""
+    async with asyncio.timeout(10):
+        while not await connection.fetchval(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        ):
+            await asyncio.sleep(0.005)
+
+
+async def test_a_receive_claims_only_after_the_turn_before_it_committed(
+    open_store: StoreOpener, database: str
+) -> None:
+    # Another process's turn holds the queue's receive lock and claims the queue's one
+    # message. A receive here waits for the lock, and what it claims it reads after that
+    # turn committed: it finds the group in flight and claims nothing (had it read the
+    # queue before it had the lock, it would have seen the message receivable, and
+    # delivered it a second time).
+    other = await asyncpg.connect(
+        database, server_settings={"search_path": "hopper", "plan_cache_mode": "force_generic_plan"}
+    )
+    try:
+        async with open_store(listen=False) as store:
+            await store.create_queue(QUEUE, QueueConfig(fifo=True), {}, now=None)
+            await store.send(QUEUE, [fifo_message("g0", 0)], now=None)
+            turn = other.transaction()
+            await turn.start()
+            await other.execute("SELECT pg_advisory_xact_lock($1::int8)", receive_lock(QUEUE))
+            receive = asyncio.create_task(
+                store.receive(QUEUE, max_messages=10, visibility_timeout=600, now=None)
+            )
+            await waiting_for_a_lock(other)
+            assert not receive.done()
+            claimed = await other.fetch(
+                queries()["receive_fifo_messages"],
+                QUEUE.account, QUEUE.name, None, 10, 600.0, [], False, 0, None,
+            )
+            assert [row["body"] for row in claimed] == ["g0/0"]
+            await turn.commit()
+            assert await receive == []
+    finally:
+        await other.close()

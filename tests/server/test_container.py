@@ -98,4 +98,5 @@ def _healthcheck(python: Path, url: str, scratch: Path) -> None:
 
 
 def _build_leftovers(directory: str, names: list[str]) -> list[str]:
-    return [n for n in names if n == "__pycache__" or n.endswith(".egg-info")]
+    # and a developer's compiled modules (setup.py), built for this machine, not the image
+    return [n for n in names if n == "__pycache__" or n.endswith((".egg-info", ".so"))]

@@ -7,6 +7,7 @@ from importlib import resources
 
 import pytest
 
+from hopper.store.postgres.pool import STATEMENT_CACHE_LIMIT
 from hopper.store.postgres.schema import named_blocks, queries
 
 CLAIMS = ("receive_messages", "receive_fifo_messages", "receive_fair_messages")
@@ -65,3 +66,12 @@ def test_the_fifo_deduplication_claim_is_written_once() -> None:
     for send in ("send_messages", "send_fifo_messages"):
         assert sql[send].count("INSERT INTO fifo_dedup") == 1, send
         assert "claimed AS (" in sql[send], send
+
+
+def test_every_statement_is_short_enough_for_the_pools_statement_cache() -> None:
+    # asyncpg prepares a statement once per connection only up to a length: past it, each
+    # execution is parsed and planned again (the FIFO claim, 5 times the database's CPU).
+    assert STATEMENT_CACHE_LIMIT > 15 * 1024  # (asyncpg's default; the claim is near it)
+    too_long = {name: len(sql) for name, sql in queries().items()
+                if len(sql) > STATEMENT_CACHE_LIMIT}
+    assert too_long == {}

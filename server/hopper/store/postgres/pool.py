@@ -32,7 +32,17 @@ R = TypeVar("R")
 # not depend on the parameters' values. Left to choose ("auto"), PostgreSQL kept planning
 # the claim afresh on every execution (its generic plan's estimate looked dearer): 0.9 ms
 # of planning for 0.25 ms of execution, a claim of 10 taking 1.5 ms instead of 0.63.
-PLANNING = {"plan_cache_mode": "force_generic_plan"}
+# And no JIT compilation: PostgreSQL compiles a plan whose estimated cost passes
+# jit_above_cost at every execution, and the FIFO claim's generic plan passes it once the
+# messages table is large (340,000 messages: a cost of 680,000, and 2 s of compiling for
+# a claim of 10 that runs in 0.6 ms). These statements are short; compiling never pays.
+PLANNING = {"plan_cache_mode": "force_generic_plan", "jit": "off"}
+# asyncpg prepares and caches a statement per connection only when its text is at most
+# this long; a longer one is parsed and planned afresh at every execution. Its default,
+# 15 KiB, is just above the FIFO claim with its comments (14.8 KB): a few lines more, and
+# a claim took 3 ms of the database's CPU instead of 0.6. Every statement of
+# queries.sql is held below this (tests/store/test_queries_file.py).
+STATEMENT_CACHE_LIMIT = 64 * 1024
 # InternalClientError: a connection the server cut while asyncpg was mid-statement (seen
 # as "cannot switch to state 15; another operation is in progress" committing a
 # transaction during a database outage) is as unavailable as a refused one.
@@ -53,6 +63,7 @@ async def open_pool(dsn: str, schema: str, *, min_size: int, max_size: int) -> a
             min_size=min_size,
             max_size=max_size,
             server_settings={"search_path": schema, **PLANNING},
+            max_cacheable_statement_size=STATEMENT_CACHE_LIMIT,
             init=_init_connection,
             reset=_session_is_clean,
         )
@@ -136,6 +147,24 @@ async def deadlock_retried(
         except asyncpg.DeadlockDetectedError:
             in_transaction = not isinstance(db, asyncpg.Pool) and db.is_in_transaction()
             if attempt == attempts or in_transaction:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def fetched_together(
+    connection: Connectable, sql: str, arguments: list[tuple[object, ...]], *, attempts: int = 3
+) -> list[asyncpg.Record]:
+    """The rows of `sql` run once for each of `arguments`, in one round trip: asyncpg's
+    fetchmany sends a Bind and an Execute each and one Sync, so PostgreSQL runs them one
+    after another in one transaction (each statement reading afresh, the earlier ones'
+    changes included) and commits at the end, or changes nothing when one fails. Their
+    rows come back as one list. Run again when PostgreSQL broke a deadlock by aborting
+    it (see deadlock_retried), unless inside the caller's transaction."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await connection.fetchmany(sql, arguments)
+        except asyncpg.DeadlockDetectedError:
+            if attempt == attempts or connection.is_in_transaction():
                 raise
     raise AssertionError("unreachable")
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import time
 from collections import Counter
 from collections.abc import Sequence
 
@@ -48,10 +47,12 @@ from hopper.core.store import WakeUp
 from hopper.core.wakeups import news
 from hopper.store.postgres.coalesce import Coalescer
 from hopper.store.postgres.counts import CountStatements
+from hopper.store.postgres.deletes import DeleteHints
 from hopper.store.postgres.listener import Listener
 from hopper.store.postgres.pool import (
     DATABASE_ERRORS,
     deadlock_retried,
+    fetched_together,
     held_on,
     listening_connection,
     open_pool,
@@ -77,12 +78,6 @@ from hopper.store.postgres.vacuum import Vacuum
 
 # A FIFO receive sweeps its queue's expired deduplication ids once in this many.
 DEDUP_SWEEP_EVERY = 64
-# At most this many addresses of deliveries kept for their deletes (see _addresses).
-ADDRESSES_KEPT = 50_000
-# The deletes of a shared claim's receives are awaited only this long after the claim
-# (see _deleting): a worker still busy with its messages then is not on its way, and
-# the others' deletes would wait for it.
-DELETES_AWAITED_SECONDS = 0.01
 # At most this many FIFO receives share a turn under their queue's receive lock.
 FIFO_TURN_RECEIVES = 16
 
@@ -148,21 +143,15 @@ class PostgresQueueStore(
         # trips. Each holds a pool connection while its statements follow one another.
         # A claim waits for the receives the last one answered (coalesce.py); a delete
         # for the deletes of the receives its queue's last shared claim answered
-        # (_deleting), not for its own callers: they come back after a receive.
+        # (deletes.py), not for its own callers: they come back after a receive.
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
             size=lambda receipt: 1,
             parallel=1,
             hold=held_on(lambda: self._db, self._delete_group),
-            expect=lambda group: self._deletes_awaited(group[0]),
+            expect=lambda group: self.delete_hints.awaited(group[0]),
         )
-        # Standard queues: the receives the last shared claim answered with messages
-        # whose deletes have not come yet, and when it ended (time.monotonic). Without
-        # the wait for them, a round's first delete went alone and the others in a
-        # second statement (a commit and a round trip more). A receive that never
-        # deletes here is forgotten at the next claim, and none is awaited past
-        # DELETES_AWAITED_SECONDS; a wait is at most the bound of coalesce.py.
-        self._deleting: Counter[QueueKey] = Counter()
-        self._claimed_at: dict[QueueKey, float] = {}
+        # the claims' addresses and the deletes awaited, for the deletes (deletes.py)
+        self.delete_hints = DeleteHints()
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
             size=lambda place: 1,
             parallel=1,
@@ -175,14 +164,6 @@ class PostgresQueueStore(
             self._fifo_turn, size=lambda wanted: 1, max_items=FIFO_TURN_RECEIVES, parallel=1
         )
         self._dead_lettered: Counter[QueueKey] = Counter()
-        # Where the claims here left each delivery's row (its ctid, by token: one
-        # store-wide sequence), so that its delete finds the row by address instead of
-        # by a primary-key probe (delete_messages). A hint only: the delete checks the
-        # message and token there, and looks by key where the row moved or no hint is
-        # kept (another process's receipts, a restart). Hints of deliveries never
-        # deleted here (leases that ran out) are dropped all at once past
-        # ADDRESSES_KEPT.
-        self._addresses: dict[int, tuple[int, int]] = {}
 
     # --- life cycle -----------------------------------------------------------------
 
@@ -316,7 +297,7 @@ class PostgresQueueStore(
                 shares = await self._claims.submit(group, [None] * max_messages)
                 deliveries = [delivery for delivery, _ in shares if delivery is not None]
                 if deliveries:
-                    self._deleting[key] += 1
+                    self.delete_hints.received(key)
                 if len(deliveries) == max_messages or not any(moved for _, moved in shares):
                     return deliveries
                 # Poison messages took places in the shared claim: look again, alone.
@@ -336,20 +317,14 @@ class PostgresQueueStore(
         deliveries in send order, padded with None, and whether any message was moved to
         the dead-letter queue instead (then the receives short of messages look again)."""
         key, visibility_timeout, now = group
-        self._deleting.pop(key, None)  # a new round: its receives are counted afresh
+        self.delete_hints.round_begins(key)
         claimed, moved = await self._claim(
             connection, key, len(places), visibility_timeout, now, []
         )
-        self._claimed_at[key] = time.monotonic()
+        self.delete_hints.round_claimed(key)
         self._dead_lettered[key] += moved
         padded: list[Delivery | None] = [*claimed, *[None] * (len(places) - len(claimed))]
         return [(delivery, moved > 0) for delivery in padded]
-
-    def _deletes_awaited(self, key: QueueKey) -> int:
-        """The deletes a delete statement of `key` waits for (_deleting)."""
-        if time.monotonic() - self._claimed_at.get(key, 0.0) > DELETES_AWAITED_SECONDS:
-            return 0
-        return self._deleting[key]
 
     async def _receive_fifo(
         self,
@@ -395,22 +370,48 @@ class PostgresQueueStore(
         return deliveries
 
     async def _fifo_turn(self, group: ClaimGroup, wanted: list[int]) -> list[list[Delivery]]:
-        """One turn under the queue's receive lock for FIFO receives that waited for it:
-        their claims in one transaction, one after another, each seeing the leases of
-        the claims before it as it would in a turn of its own (the same statement, its
-        own limit), with one BEGIN, lock and COMMIT for all. A receive whose client
-        hung up meanwhile still gets its claim, leased to nobody until the lease runs
-        out, as a lone receive's would."""
+        """One turn under the queue's receive lock for FIFO receives that waited for it,
+        in one round trip and one transaction (pool.fetched_together): a first statement
+        that takes the lock and claims nothing, then their claims one after another, each
+        seeing the leases of the claims before it as it would in a turn of its own (the
+        same statement, its own limit). The database runs them back to back and commits,
+        so the lock is held for the claims' own work, not for round trips to this
+        process. A receive whose claim moved poison messages to the dead-letter queue
+        looks again for the places they took, in a turn of its own. A receive whose
+        client hung up meanwhile still gets its claim, leased to nobody until the lease
+        runs out, as a lone receive's would."""
         key, visibility_timeout, now = group
-        async with self._db.acquire() as connection, receive_turn(connection, key):
+        statement, lease = "receive_fifo_messages", float(visibility_timeout)
+        many = self._many_groups.get(key, False)
+        turn: list[tuple[object, ...]] = [
+            (key.account, key.name, now, 0, lease, [], True, 0, receive_lock(key)),
+            *(
+                (key.account, key.name, now, limit, lease, [], many, place, None)
+                for place, limit in enumerate(wanted, 1)
+            ),
+        ]
+        async with self._db.acquire() as connection:
             if self._dedup_sweep_due(key):
-                await connection.execute(
-                    self._sql["forget_dedup_ids"], key.account, key.name, now
+                await deadlock_retried(
+                    connection, self._sql["forget_dedup_ids"], key.account, key.name, now
                 )
-            return [
-                await self._claim_all(connection, key, limit, visibility_timeout, now)
-                for limit in wanted
-            ]
+            rows = await fetched_together(connection, self._sql[statement], turn)
+            claims: list[list[asyncpg.Record]] = [[] for _ in turn]
+            for row in rows:
+                claims[row["turn_place"]].append(row)
+            answers: list[list[Delivery]] = []
+            # (the lock's rows say nothing the claims' do not: each says whether the
+            # queue was found)
+            for limit, claim in zip(wanted, claims[1:], strict=True):
+                deliveries, moved = self._claimed(key, statement, claim)
+                self._dead_lettered[key] += moved
+                if moved and len(deliveries) < limit:
+                    async with receive_turn(connection, key):
+                        deliveries = await self._claim_all(
+                            connection, key, limit, visibility_timeout, now, deliveries
+                        )
+                answers.append(deliveries)
+            return answers
 
     def _dedup_sweep_due(self, key: QueueKey) -> bool:
         """Whether a FIFO receive of `key` sweeps the queue's deduplication ids past
@@ -465,11 +466,18 @@ class PostgresQueueStore(
         )
         statement = "receive_fifo_messages" if key.is_fifo else "receive_messages"
         if key.is_fifo:
-            args += (self._many_groups.get(key, False),)
+            args += (self._many_groups.get(key, False), 0, None)
         elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
+        return self._claimed(key, statement, rows)
+
+    def _claimed(
+        self, key: QueueKey, statement: str, rows: Sequence[asyncpg.Record]
+    ) -> tuple[list[Delivery], int]:
+        """A claim's deliveries and how many messages it moved to the dead-letter queue,
+        from its rows; what it says of the queue is kept for the next claim."""
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
             self._many_groups.pop(key, None)
@@ -481,16 +489,8 @@ class PostgresQueueStore(
             self._grouped[key] = rows[0]["grouped"]
         else:
             self._grouped[key] = any(d.message.group_id is not None for d in deliveries)
-        self._note_addresses(rows)
+        self.delete_hints.claimed(rows)
         return deliveries, int(rows[0]["moved"])
-
-    def _note_addresses(self, rows: list[asyncpg.Record]) -> None:
-        """Keep where a claim's rows are, for their deletes (_addresses)."""
-        if len(self._addresses) + len(rows) > ADDRESSES_KEPT:
-            self._addresses.clear()
-        for row in rows:
-            if row["id"] is not None:
-                self._addresses[row["token"]] = row["address"]
 
     async def delete(
         self,
@@ -503,8 +503,7 @@ class PostgresQueueStore(
         with translated(key):
             # concurrent deletes of the queue share a statement (see coalesce.py)
             group = (key, now, refuse_expired)
-            if self._deleting[key]:
-                self._deleting[key] -= 1
+            self.delete_hints.deleting(key)
             rows = await (
                 self._deletes.submit(group, receipts)
                 if self._coalesce
@@ -518,7 +517,6 @@ class PostgresQueueStore(
         self, db: Connectable | asyncpg.Pool, group: DeleteGroup, receipts: list[Receipt]
     ) -> list[asyncpg.Record]:
         key, now, refuse_expired = group
-        addresses = self._addresses
         return await deadlock_retried(
             db,
             self._sql["delete_messages"],
@@ -528,7 +526,7 @@ class PostgresQueueStore(
             [r.message_id for r in receipts],
             [bounded(r.token) for r in receipts],
             refuse_expired,
-            [addresses.pop(r.token, None) for r in receipts],
+            self.delete_hints.take(receipts),
         )
 
     async def change_visibility(

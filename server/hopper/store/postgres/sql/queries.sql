@@ -160,6 +160,28 @@ JOIN q ON q.place = (e.m ->> 'q')::bigint CROSS JOIN t
 ORDER BY e.ord
 RETURNING id, token, sent_at, visible_at;
 
+-- fragment: fifo_send_turn
+-- The FIFO sends' turn (send_messages and send_fifo_messages): the CTE `turn`, a row
+-- once this statement holds its queue's send lock (an advisory lock until its commit;
+-- no row: no queue, or a standard one), over the statement's `q` (with its `fifo`).
+-- FIFO sends of a queue take turns, so that they commit in the order of the seqs they
+-- take. Two statements of a queue's sends in flight at once (store/postgres/
+-- coalesce.py; a send in a caller's transaction, hopper.enqueue) would otherwise let a
+-- receive claim a group's later message while an earlier one, not yet committed,
+-- then becomes the group's head and is delivered with the later one in flight. The
+-- claims of the statement read `turn` before they take sequence numbers or seqs. The
+-- lock's keys: the schema (queue ids repeat across schemas) and the queue, in the
+-- two-key space (the receive lock, pool.receive_lock, is in the other). Not a lock
+-- the sends share and a receive takes alone: sends and receives of a queue then took
+-- turns, and FIFO sends beside receives fell by two thirds (bench/README.md, branch
+-- pgfifobatch).
+
+-- the queue's send turn, taken once
+turn AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(hashtext(current_schema()), hashint8(q.id))
+    FROM q WHERE q.fifo
+),
+
 -- fragment: dedup_claim
 -- The FIFO deduplication claim of send_messages and send_fifo_messages, written once: the
 -- CTE `claimed`, over the statement's `claimable` (ord, id, window_key, window_seconds:
@@ -233,12 +255,14 @@ input AS (
         AS i (id, body, attributes, trace_header, delay, group_id, dedup_id, dedup_key, ord)
     CROSS JOIN room
 ),
--- FIFO: the admitted messages, each with the key its deduplication window is kept under
+-- include: fifo_send_turn
+-- FIFO: the admitted messages, each with the key its deduplication window is kept
+-- under, once the queue's send turn is this statement's
 claimable AS (
     SELECT i.ord, i.id, coalesce(i.dedup_key, i.id) AS window_key,
            $11::float8 AS window_seconds
     FROM input i
-    WHERE i.admitted AND (SELECT fifo FROM q)
+    WHERE i.admitted AND (SELECT fifo FROM q) AND (SELECT true FROM turn)
 ),
 -- include: dedup_claim
 -- the messages themselves: all of them on a standard queue, the claimed ones on FIFO
@@ -319,15 +343,18 @@ ORDER BY i.ord;
 -- deduplication id and "w" the key its window is kept under (NewMessage.window_key, or
 -- the message id when there is none). No rows back: the queue does not exist.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
-q AS (SELECT id FROM queues WHERE account = $1 AND name = $2),
+q AS (SELECT id, true AS fifo FROM queues WHERE account = $1 AND name = $2),
+-- include: fifo_send_turn
 -- the batch, numbered in send order
 input AS (
     SELECT e.ord, e.m ->> 'i' AS id, e.m ->> 'w' AS window_key, e.m
     FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
 ),
--- every message, with the key its deduplication window is kept under
+-- every message, with the key its deduplication window is kept under, once the
+-- queue's send turn is this statement's
 claimable AS (
     SELECT i.ord, i.id, i.window_key, $5::float8 AS window_seconds FROM input i
+    WHERE (SELECT true FROM turn)
 ),
 -- include: dedup_claim
 -- the claimed messages themselves
@@ -449,7 +476,8 @@ ON CONFLICT (queue_id, attempt_id) DO UPDATE
 -- name: forget_dedup_ids
 -- Drop a queue's deduplication ids past their window. $1 account, $2 queue name, $3 now.
 -- Deduplication ids past their window are only reused rows in waiting; FIFO receives
--- (already serialised per queue) sweep them so a queue's table does not grow forever.
+-- sweep them (a turn in DEDUP_SWEEP_EVERY, before its claims: store.py) so a queue's
+-- table does not grow forever.
 DELETE FROM fifo_dedup
 WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
   AND expires_at <= coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8);
@@ -478,10 +506,13 @@ q AS (
     WHERE s.account = $1 AND s.name = $2
 ),
 -- housekeeping: messages past retention at the head of the queue are dropped (bounded,
--- so a receive never pays for a whole backlog); the rest are filtered out below
+-- so a receive never pays for a whole backlog); the rest are filtered out below. Not by
+-- a claim of nothing ($4 = 0: a FIFO turn's first statement, which runs before it has
+-- the queue's receive lock, and whose deletes would hold rows the turn holding the lock
+-- may be about to drop)
 expired AS (
     DELETE FROM messages m
-    WHERE m.queue_id = (SELECT id FROM q)
+    WHERE $4::int8 > 0 AND m.queue_id = (SELECT id FROM q)
       AND m.id IN (
         SELECT head.id FROM (
             SELECT e.id, e.sent_at FROM messages e
@@ -599,12 +630,21 @@ ORDER BY c.seq;
 -- Claim a FIFO queue's receivable messages in AWS's order, moving poison ones to the
 -- dead-letter queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the
 -- lease (seconds), $6 ids this receive claimed already, $7 whether the store's last
--- claim of the queue found it of many groups (below). Its rows: the deliveries in
--- claim order, and the queue's facts. receive_messages but for how it picks (the rest
--- is the claims' shared fragments) and the order of its answer. Runs under the queue's
--- receive lock (lock_queue_for_receive): what it reads of the queue's groups cannot change
--- under it but by deletion.
+-- claim of the queue found it of many groups (below), $8 the receive's place in its
+-- turn, returned in every row (`turn_place`: a turn's claims go in one round trip, and
+-- their rows come back as one list), $9 the queue's receive lock to take (below) or
+-- NULL. Its rows: the deliveries in claim order, and the queue's facts.
+-- receive_messages but for how it picks (the rest is the claims' shared fragments) and
+-- the order of its answer. Runs under the queue's receive lock: what it reads of the
+-- queue's groups cannot change under it but by deletion. A turn's round trip opens with
+-- this statement claiming nothing ($4 = 0) and taking the lock ($9, pool.receive_lock;
+-- it is held to the end of the round trip's transaction), and each claim after it reads
+-- the queue afresh, under the lock (PostgresQueueStore._fifo_turn); a claim sent alone
+-- runs in a transaction that took the lock before it (pool.receive_turn).
 -- include: claim_opening
+-- the queue's receive lock, taken by a turn's first statement ($9; none when NULL). Only
+-- a statement that claims nothing takes it: its own reads began before it had it
+turn AS (SELECT pg_advisory_xact_lock($9::int8)),
 -- FIFO: the queue's groups, one probe of messages_queue_group each (a loose index scan:
 -- a backlog of many messages in few groups costs a few probes, not a read of the
 -- queue), the first 65 at most. Not when $7: a queue of many groups is walked whatever
@@ -776,7 +816,7 @@ SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM move
        -- queue of many groups); otherwise count the groups again (few are probed)
        CASE WHEN $7::boolean THEN (SELECT seq FROM reach) < 9223372036854775807
             ELSE (SELECT groups FROM many) END AS many_groups,
-       c.*
+       (SELECT $8::int4 FROM turn) AS turn_place, c.*
 FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.place;
