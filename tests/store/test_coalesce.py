@@ -233,3 +233,41 @@ async def test_a_regathering_drain_waits_only_for_the_callers_coming_back(
     assert await asyncio.gather(*answered) == [[0], [0], [50]]
     assert await asyncio.wait_for(coalescer.submit("q", [5]), 10) == [50]
     assert statements.runs == [("q", [0, 0, 5]), ("q", [5])]
+
+
+
+async def test_a_drain_waits_before_its_statement_for_the_callers_expected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Three deletes are on their way (the receives a claim answered): the first to
+    # come does not go alone, the three go in one statement.
+    monkeypatch.setattr(rounds, "ROUND_TRIPS", 1e9)
+    monkeypatch.setattr(coalesce, "REGATHER_MAX_SECONDS", 3600.0)
+    statements = Statements()
+    statements.release.set()
+    on_their_way = {"q": 0}
+    coalescer = Coalescer(
+        statements.run, size=lambda item: 1, parallel=1, expect=lambda key: on_their_way[key]
+    )
+
+    async def caller(item: int, turns: int) -> list[int]:
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        on_their_way["q"] -= 1
+        return await coalescer.submit("q", [item])
+
+    # a first statement, which the wait is measured by (none expected: no wait)
+    assert await coalescer.submit("q", [0]) == [0]
+    on_their_way["q"] = 3
+    assert await asyncio.gather(caller(1, 0), caller(2, 3), caller(3, 6)) == [[10], [20], [30]]
+    assert statements.runs == [("q", [0]), ("q", [1, 2, 3])]
+
+
+async def test_a_drain_waits_a_bounded_time_for_expected_callers_not_coming() -> None:
+    statements = Statements()
+    statements.release.set()
+    coalescer = Coalescer(statements.run, size=lambda item: 1, parallel=1, expect=lambda key: 5)
+    assert await coalescer.submit("q", [0]) == [0]
+    # five are expected, none comes: the statement goes after at most the bound
+    assert await asyncio.wait_for(coalescer.submit("q", [1]), 1) == [10]
+    assert statements.runs == [("q", [0]), ("q", [1])]

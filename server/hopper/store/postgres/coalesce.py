@@ -23,7 +23,9 @@ With `regather`, a statement that answered several callers makes its drain wait 
 them before the next one (core/rounds.py): they are about to call again, and without the
 wait sixteen callers split into two halves taking turns, each statement carrying eight.
 `regather` says which callers are coming back, by their results (a receive that found
-nothing goes to its long poll instead).
+nothing goes to its long poll instead). With `expect`, a drain also waits before a
+statement for the callers `expect(key)` says are on their way (the deletes of the
+receives a shared claim just answered), the same way and as long.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class Coalescer(Generic[K, T, R]):
         parallel: int = 2,
         hold: Callable[[K], AbstractAsyncContextManager[Run[K, T, R]]] | None = None,
         regather: Callable[[list[R]], bool] | None = None,
+        expect: Callable[[K], int] | None = None,
     ) -> None:
         """`run` runs a group; or, given `hold` instead, a drain runs its groups with
         the run that `hold(key)` yields, held while groups keep coming."""
@@ -92,6 +95,9 @@ class Coalescer(Generic[K, T, R]):
         self._running: dict[K, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._coming_back = regather
+        self._expect = expect
+        # per key, how long its last statement took (the measure of a wait: Regather)
+        self._took: dict[K, float] = {}
         self._rounds = Regather(REGATHER_MIN_CALLERS, max_seconds=REGATHER_MAX_SECONDS)
 
     async def submit(self, key: K, items: Sequence[T]) -> list[R]:
@@ -146,9 +152,17 @@ class Coalescer(Generic[K, T, R]):
                 del self._running[key]
 
     async def _settle_all(self, key: K, run: Run[K, T, R]) -> None:
+        expected = False
         while groups := self._waiting.get(key):
             if self._rounds.pausing(key):
                 return  # another drain waits for these callers' fellows and runs them
+            if self._expect is not None and not expected:
+                # once a statement: callers that did not come in time go in the next
+                expected = True
+                waiting = self._callers_waiting(key)
+                await self._rounds.pause(key, self._expect(key), waiting, self._took.get(key, 0))
+                continue
+            expected = False
             group = groups.popleft()
             if not groups:
                 del self._waiting[key]
@@ -157,6 +171,8 @@ class Coalescer(Generic[K, T, R]):
             began = time.monotonic()
             answered = await self._settle(key, group, run)
             took = time.monotonic() - began
+            if self._expect is not None:
+                self._took[key] = took
             await self._rounds.pause(key, answered, self._callers_waiting(key), took)
 
     def _callers_waiting(self, key: K) -> int:

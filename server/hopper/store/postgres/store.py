@@ -47,6 +47,7 @@ from hopper.core.store import WakeUp
 from hopper.core.wakeups import news
 from hopper.store.postgres.coalesce import Coalescer
 from hopper.store.postgres.counts import CountStatements
+from hopper.store.postgres.deletes import DeleteHints
 from hopper.store.postgres.listener import Listener
 from hopper.store.postgres.pool import (
     DATABASE_ERRORS,
@@ -140,11 +141,17 @@ class PostgresQueueStore(
         # Deletes and claims of a queue, one statement at a time: while one commits the
         # next group gathers, a bigger group per statement, fewer commits and round
         # trips. Each holds a pool connection while its statements follow one another.
-        # A claim waits for the receives the last one answered (coalesce.py); deletes
-        # do not: their callers come back after a receive (a FIFO turn's, slow).
+        # A claim waits for the receives the last one answered (coalesce.py); a delete
+        # for the deletes of the receives its queue's last shared claim answered
+        # (deletes.py), not for its own callers: they come back after a receive.
         self._deletes: Coalescer[DeleteGroup, Receipt, asyncpg.Record] = Coalescer(
-            size=lambda receipt: 1, parallel=1, hold=held_on(lambda: self._db, self._delete_group)
+            size=lambda receipt: 1,
+            parallel=1,
+            hold=held_on(lambda: self._db, self._delete_group),
+            expect=lambda group: self.delete_hints.awaited(group[0]),
         )
+        # the claims' addresses and the deletes awaited, for the deletes (deletes.py)
+        self.delete_hints = DeleteHints()
         self._claims: Coalescer[ClaimGroup, None, tuple[Delivery | None, bool]] = Coalescer(
             size=lambda place: 1,
             parallel=1,
@@ -289,6 +296,8 @@ class PostgresQueueStore(
                 group = (key, float(visibility_timeout), now)
                 shares = await self._claims.submit(group, [None] * max_messages)
                 deliveries = [delivery for delivery, _ in shares if delivery is not None]
+                if deliveries:
+                    self.delete_hints.received(key)
                 if len(deliveries) == max_messages or not any(moved for _, moved in shares):
                     return deliveries
                 # Poison messages took places in the shared claim: look again, alone.
@@ -308,9 +317,11 @@ class PostgresQueueStore(
         deliveries in send order, padded with None, and whether any message was moved to
         the dead-letter queue instead (then the receives short of messages look again)."""
         key, visibility_timeout, now = group
+        self.delete_hints.round_begins(key)
         claimed, moved = await self._claim(
             connection, key, len(places), visibility_timeout, now, []
         )
+        self.delete_hints.round_claimed(key)
         self._dead_lettered[key] += moved
         padded: list[Delivery | None] = [*claimed, *[None] * (len(places) - len(claimed))]
         return [(delivery, moved > 0) for delivery in padded]
@@ -478,6 +489,7 @@ class PostgresQueueStore(
             self._grouped[key] = rows[0]["grouped"]
         else:
             self._grouped[key] = any(d.message.group_id is not None for d in deliveries)
+        self.delete_hints.claimed(rows)
         return deliveries, int(rows[0]["moved"])
 
     async def delete(
@@ -491,6 +503,7 @@ class PostgresQueueStore(
         with translated(key):
             # concurrent deletes of the queue share a statement (see coalesce.py)
             group = (key, now, refuse_expired)
+            self.delete_hints.deleting(key)
             rows = await (
                 self._deletes.submit(group, receipts)
                 if self._coalesce
@@ -513,6 +526,7 @@ class PostgresQueueStore(
             [r.message_id for r in receipts],
             [bounded(r.token) for r in receipts],
             refuse_expired,
+            self.delete_hints.take(receipts),
         )
 
     async def change_visibility(
