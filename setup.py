@@ -54,6 +54,21 @@ def pure_python_asked() -> bool:
     return os.environ.get("HOPPER_PURE_PYTHON", "") not in ("", "0")
 
 
+# mypyc checks the compiled modules (and what they import) as mypy does, strictly. In
+# pip's isolated build environment the third-party packages may be installed or not (a
+# fresh venv gets them only after the build): mypy is told not to look for them, so
+# their types are always Any and the build is the same whatever the venv holds, and the
+# strict checks that only hold with their real types (no Any returned or subclassed, no
+# ignore left unused, no untyped decorator) are off here; `mypy` itself keeps them.
+THIRD_PARTY_AS_ANY = [
+    "--no-site-packages",
+    "--no-warn-return-any",
+    "--allow-subclassing-any",
+    "--no-warn-unused-ignores",
+    "--allow-untyped-decorators",
+]
+
+
 def extensions() -> list[Any]:
     """mypyc's extensions for the compiled modules, or none when it cannot make them."""
     if pure_python_asked():
@@ -63,12 +78,13 @@ def extensions() -> list[Any]:
     except ImportError:
         say("mypyc is not installed: pure Python, nothing compiled")
         return []
-    # mypy reads pyproject.toml's [tool.mypy] (mypy_path = server); the isolated build
-    # environment holds no third-party package, so their types are Any here (the
-    # compiled code checks them at run time as it checks any Any).
+    # mypy reads pyproject.toml's [tool.mypy] (mypy_path = server); third-party types
+    # are Any here (THIRD_PARTY_AS_ANY: the compiled code checks them at run time as it
+    # checks any Any).
     try:
         return list(mypycify(
-            ["--ignore-missing-imports", *(f"server/{path}" for path in compiled_modules())],
+            ["--ignore-missing-imports", *THIRD_PARTY_AS_ANY,
+             *(f"server/{path}" for path in compiled_modules())],
             opt_level="3", group_name=GROUP,
         ))
     except (Exception, SystemExit) as error:  # mypy exits on a type error
