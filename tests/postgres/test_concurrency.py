@@ -26,6 +26,23 @@ async def drain(store: PostgresQueueStore, queue: QueueKey) -> list[list[Deliver
     return batches
 
 
+async def receives_at_once_then_dead_letters(
+    store: PostgresQueueStore, queue: QueueKey, dlq: QueueKey
+) -> tuple[list[list[Delivery]], list[Delivery]]:
+    """RECEIVERS receives of `queue` at once (at 2000.0, leases of 600 s), then what its
+    dead-letter queue `dlq` holds: the deliveries of each receive, and those moved."""
+    got = await asyncio.gather(
+        *(
+            store.receive(queue, max_messages=10, visibility_timeout=600, now=2000.0)
+            for _ in range(RECEIVERS)
+        )
+    )
+    moved: list[Delivery] = []
+    while batch := await store.receive(dlq, max_messages=10, visibility_timeout=600, now=2000.0):
+        moved.extend(batch)
+    return list(got), moved
+
+
 async def test_concurrent_receivers_never_claim_a_message_twice(open_store: StoreOpener) -> None:
     queue = QueueKey(ACCOUNT, "q")
     async with open_store(min_size=RECEIVERS, max_size=RECEIVERS, listen=False) as store:
@@ -65,16 +82,7 @@ async def test_receives_sharing_a_claim_look_again_for_the_places_poison_took(
         good = [f"good-{i}" for i in range(RECEIVERS * 10)]
         await store.send(queue, [NewMessage(id=i, body=i) for i in good], now=1000.0)
 
-        got = await asyncio.gather(
-            *(
-                store.receive(queue, max_messages=10, visibility_timeout=600, now=2000.0)
-                for _ in range(RECEIVERS)
-            )
-        )
-        moved = []
-        while batch := await store.receive(dlq, max_messages=10, visibility_timeout=600,
-                                           now=2000.0):
-            moved.extend(batch)
+        got, moved = await receives_at_once_then_dead_letters(store, queue, dlq)
 
     delivered = [d.message.id for batch in got for d in batch]
     assert sorted(delivered) == sorted(good)
@@ -111,16 +119,7 @@ async def test_fifo_receives_sharing_a_turn_look_again_for_the_places_poison_too
         good = [f"good{i}" for i in range(RECEIVERS)]
         await store.send(queue, [m for g in good for m in group_of(g)], now=1000.0)
 
-        got = await asyncio.gather(
-            *(
-                store.receive(queue, max_messages=10, visibility_timeout=600, now=2000.0)
-                for _ in range(RECEIVERS)
-            )
-        )
-        moved = []
-        while batch := await store.receive(dlq, max_messages=10, visibility_timeout=600,
-                                           now=2000.0):
-            moved.extend(batch)
+        got, moved = await receives_at_once_then_dead_letters(store, queue, dlq)
 
     assert all(len(batch) == 10 and len({d.message.body for d in batch}) == 1 for batch in got)
     assert sorted(batch[0].message.body for batch in got) == sorted(good)
