@@ -6,10 +6,13 @@ contract suite holds both to AWS's order; these tests see which statement ran.""
 from __future__ import annotations
 
 import asyncio
+from typing import cast
+
+import asyncpg
 
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey
 from hopper.store.postgres import PostgresQueueStore
-from hopper.store.postgres.fifo import PROBES, WALK
+from hopper.store.postgres.fifo import AFTER_SHORT_WALK, PROBES, WALK, claim_statement, probes_due
 
 from .conftest import StoreOpener
 
@@ -89,7 +92,7 @@ async def mostly_in_flight(store: PostgresQueueStore) -> Recorded:
     await filled(store, 100, 30)
     for g in range(95):
         assert await received(store, 1) == [f"g{g}/0"]
-    assert store._many_groups[QUEUE]
+    assert store._probes_due[QUEUE] == 0
     return recorded(store)
 
 
@@ -124,3 +127,19 @@ async def test_a_receive_with_an_attempt_id_whose_walk_falls_short_claims_by_pro
         assert await received(store, attempt_id="a") == [f"g95/{n}" for n in range(10)]
         assert claims.claims == [WALK, PROBES]
         assert await received(store, attempt_id="a") == [f"g95/{n}" for n in range(10)]
+
+
+def test_after_a_walk_falls_short_the_queue_is_probed_a_while_before_it_is_walked_again() -> None:
+    def said(many_groups: bool) -> list[asyncpg.Record]:
+        return cast(list[asyncpg.Record], [{"many_groups": many_groups}])
+
+    assert probes_due(WALK, said(True), 0) == 0
+    due = probes_due(WALK, said(False), 0)
+    assert due == AFTER_SHORT_WALK > 1
+    # probes that find many groups count down; few groups keep the queue probed
+    assert probes_due(PROBES, said(True), due) == due - 1
+    assert probes_due(PROBES, said(False), due) == due
+    assert probes_due(PROBES, said(True), 1) == 0
+    assert probes_due(PROBES, said(False), 0) == 1
+    assert claim_statement(1) == PROBES
+    assert claim_statement(0) == WALK

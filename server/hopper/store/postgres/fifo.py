@@ -8,7 +8,9 @@ each started at every execution (a third of the claim's database CPU). The store
 per queue, what the queue's last claim said (`many_groups`) and claims the next with the
 walk when it said many. A walk that finds too few heads (most groups in flight, their
 backlogs at the front) claims nothing and says so; the receive then claims with the
-probes, and so does the queue's next claim, until the probes find many groups again.
+probes, and so do the queue's next AFTER_SHORT_WALK claims: a queue whose first messages
+stay those of groups in flight would otherwise pay a walk that falls short at every
+other claim.
 """
 
 from __future__ import annotations
@@ -27,9 +29,25 @@ PROBES = "receive_fifo_messages"
 WALK = "receive_fifo_walk"
 
 
-def claim_statement(many_groups: bool) -> str:
-    """The claim for a queue whose last claim found it of many groups, or not."""
-    return WALK if many_groups else PROBES
+# After a walk fell short, the queue's claims probe this many times before one walks.
+AFTER_SHORT_WALK = 32
+
+
+def claim_statement(probes_due: int) -> str:
+    """The claim for a queue whose claims are to probe `probes_due` more times."""
+    return PROBES if probes_due > 0 else WALK
+
+
+def probes_due(statement: str, rows: Sequence[asyncpg.Record], due: int) -> int:
+    """How many claims of a queue probe before one walks, after a claim by `statement`
+    that returned `rows` (its `many_groups`), `due` before it. A walk that found its
+    heads walks again; probes that found few groups probe again; probes that found many
+    count down what a walk that fell short left due."""
+    if statement == WALK:
+        return 0 if rows[0]["many_groups"] else AFTER_SHORT_WALK
+    if not rows[0]["many_groups"]:
+        return max(due, 1)
+    return max(due - 1, 0)
 
 
 def fell_short(statement: str, rows: Sequence[asyncpg.Record]) -> bool:

@@ -123,9 +123,9 @@ class PostgresQueueStore(
         # statement, so a queue that never used group ids pays nothing for fairness. A
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
-        # FIFO queues: per queue, whether its last claim here found it of many groups:
-        # then the next claim walks the queue instead of probing each group (fifo.py).
-        self._many_groups: dict[QueueKey, bool] = {}
+        # FIFO queues: per queue, how many claims probe each group before one walks the
+        # queue (fifo.py); a queue not claimed here yet is probed.
+        self._probes_due: dict[QueueKey, int] = {}
         # FIFO queues: receives here so far, for _dedup_sweep_due.
         self._fifo_receives: Counter[QueueKey] = Counter()
         self.vacuum = Vacuum(self._vacuum_messages)
@@ -388,7 +388,7 @@ class PostgresQueueStore(
                     connection, self._sql["forget_dedup_ids"], key.account, key.name, now
                 )
             while waiting:
-                statement = fifo.claim_statement(self._many_groups.get(key, False))
+                statement = fifo.claim_statement(self._probes_due.get(key, 1))
                 turn = fifo.turn_arguments(
                     key, now, float(visibility_timeout), [wanted[i] for i in waiting],
                     receive_lock(key),
@@ -408,7 +408,7 @@ class PostgresQueueStore(
                             )
                     answers[i] = deliveries
                 if short:
-                    self._many_groups[key] = False  # (so the next turn probes: it ends)
+                    self._probes_due[key] = fifo.AFTER_SHORT_WALK  # (the next turn probes)
                 waiting = short
             return [answers[i] for i in range(len(wanted))]
 
@@ -460,14 +460,14 @@ class PostgresQueueStore(
         )
         statement = "receive_messages"
         if key.is_fifo:
-            statement = fifo.claim_statement(self._many_groups.get(key, False))
+            statement = fifo.claim_statement(self._probes_due.get(key, 1))
             args += (0, None)
         elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
         if fifo.fell_short(statement, rows):
-            self._many_groups[key] = False
+            self._probes_due[key] = fifo.AFTER_SHORT_WALK
             return await self._claim(connection, key, limit, visibility_timeout, now, claimed_ids)
         return self._claimed(key, statement, rows)
 
@@ -478,11 +478,11 @@ class PostgresQueueStore(
         from its rows; what it says of the queue is kept for the next claim."""
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
-            self._many_groups.pop(key, None)
+            self._probes_due.pop(key, None)
             raise QueueNotFound(key)
         deliveries = [delivery(row) for row in rows if row["id"] is not None]
         if key.is_fifo:
-            self._many_groups[key] = rows[0]["many_groups"]
+            self._probes_due[key] = fifo.probes_due(statement, rows, self._probes_due.get(key, 1))
         elif statement == "receive_fair_messages":
             self._grouped[key] = rows[0]["grouped"]
         else:

@@ -774,10 +774,10 @@ served AS MATERIALIZED (
     RETURNING m.*, m.ctid AS address, p.place
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
-       -- whether the next claim walks (receive_fifo_walk): more than 64 groups, where a
-       -- probe each costs more than the walk, and at least $4 fresh heads among them,
-       -- which the walk finds (with fewer, most groups are in flight, and the walk would
-       -- read the messages behind their heads)
+       -- whether the queue is one to walk (receive_fifo_walk; store/postgres/fifo.py):
+       -- more than 64 groups, where a probe each costs more than the walk, and at least
+       -- $4 fresh heads among them, which the walk finds (with fewer, most groups are in
+       -- flight, and the walk would read the messages behind their heads)
        (SELECT count(*) FROM groups) > 64
            AND (SELECT count(*) FROM heads WHERE receive_count = 0) >= $4 AS many_groups,
        (SELECT $7::int4 FROM turn) AS turn_place, c.*
