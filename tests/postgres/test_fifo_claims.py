@@ -57,15 +57,31 @@ async def received(store: PostgresQueueStore, count: int = 10, **options: object
     return [d.message.body for d in deliveries]
 
 
-async def test_a_queue_of_few_groups_is_claimed_by_probes_each_run_whole_in_turn(
+async def test_a_short_queue_of_few_groups_is_walked_each_run_whole_in_turn(
     open_store: StoreOpener,
 ) -> None:
+    # (the walk reaches the end of the queue: every head is found)
     async with open_store(listen=False) as store:
         await filled(store, 3, 2)
         claims = recorded(store)
         assert await received(store) == ["g0/0", "g0/1", "g1/0", "g1/1", "g2/0", "g2/1"]
         assert await received(store) == []
-    assert set(claims.claims) == {PROBES}
+    assert set(claims.claims) == {WALK}
+
+
+async def test_a_long_queue_of_few_groups_is_probed_once_a_walk_fell_short(
+    open_store: StoreOpener,
+) -> None:
+    # 600 messages in 3 groups: the walk reads 512 of them for 3 fresh heads, fewer than
+    # the receive asks for, and claims nothing; the probes claim, and go on claiming
+    async with open_store(listen=False) as store:
+        await filled(store, 3, 200)
+        claims = recorded(store)
+        assert await received(store) == [f"g0/{n}" for n in range(10)]
+        assert claims.claims == [WALK, PROBES]
+        assert await received(store) == [f"g1/{n}" for n in range(10)]
+        assert await received(store) == [f"g2/{n}" for n in range(10)]
+    assert claims.claims == [WALK, PROBES, PROBES, PROBES]
 
 
 async def test_a_queue_of_many_groups_is_walked_once_its_first_claim_found_them(
@@ -83,7 +99,7 @@ async def test_a_queue_of_many_groups_is_walked_once_its_first_claim_found_them(
     assert second == ["g4/0", "g4/1", "g4/2", "g5/0", "g5/1", "g5/2", "g6/0", "g6/1", "g6/2",
                       "g7/0"]
     assert third[:3] == ["g8/0", "g8/1", "g8/2"]
-    assert claims.claims == [PROBES, WALK, WALK]
+    assert claims.claims == [WALK, WALK, WALK]
 
 
 async def mostly_in_flight(store: PostgresQueueStore) -> Recorded:

@@ -124,7 +124,7 @@ class PostgresQueueStore(
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
         # FIFO queues: per queue, how many claims probe each group before one walks the
-        # queue (fifo.py); a queue not claimed here yet is probed.
+        # queue (fifo.py); a queue not claimed here yet is walked.
         self._probes_due: dict[QueueKey, int] = {}
         # FIFO queues: receives here so far, for _dedup_sweep_due.
         self._fifo_receives: Counter[QueueKey] = Counter()
@@ -388,7 +388,7 @@ class PostgresQueueStore(
                     connection, self._sql["forget_dedup_ids"], key.account, key.name, now
                 )
             while waiting:
-                statement = fifo.claim_statement(self._probes_due.get(key, 1))
+                statement = fifo.claim_statement(self._probes_due.get(key, 0))
                 turn = fifo.turn_arguments(
                     key, now, float(visibility_timeout), [wanted[i] for i in waiting],
                     receive_lock(key),
@@ -460,7 +460,7 @@ class PostgresQueueStore(
         )
         statement = "receive_messages"
         if key.is_fifo:
-            statement = fifo.claim_statement(self._probes_due.get(key, 1))
+            statement = fifo.claim_statement(self._probes_due.get(key, 0))
             args += (0, None)
         elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
@@ -482,7 +482,7 @@ class PostgresQueueStore(
             raise QueueNotFound(key)
         deliveries = [delivery(row) for row in rows if row["id"] is not None]
         if key.is_fifo:
-            self._probes_due[key] = fifo.probes_due(statement, rows, self._probes_due.get(key, 1))
+            self._probes_due[key] = fifo.probes_due(statement, rows, self._probes_due.get(key, 0))
         elif statement == "receive_fair_messages":
             self._grouped[key] = rows[0]["grouped"]
         else:
