@@ -3,7 +3,7 @@ in CPU a message, and whether claims stay HOT updates (no new index entries: see
 migrations/0001_initial.sql).
 
     PYTHONPATH=server python bench/pg_drain.py [--messages 20000] [--workers 16] \
-        [--ballast 0] [--fifo] [--analyze]
+        [--ballast 0] [--fifo [--groups 100]] [--analyze]
 
 CPU a message: the store's database backends (the pids pg_stat_activity lists for the
 bench's database, read from /proc as bench/meter.py does; their VACUUMs included) and
@@ -13,8 +13,9 @@ cost a drained message grows with the table (the full benchmark's drain follows 
 batch runs' messages). The statements' sizes are the messages each claim and delete
 statement carried (concurrent receives and deletes of a queue share one:
 store/postgres/coalesce.py). `--fifo` drains a FIFO queue instead, its messages spread
-round 100 message groups as the benchmark's FIFO rows are; then the claims' figure is
-the receives a FIFO turn carried (store.py: they take turns under the queue's lock).
+round 100 message groups as the benchmark's FIFO rows are (or `--groups`); then the
+claims' figure is the receives a FIFO turn carried (store.py: they take turns under the
+queue's lock).
 `--analyze` runs ANALYZE after the fill, as autovacuum soon would: the statements'
 generic plans are made for the statistics the table has when a connection first runs
 them (over a large table, the FIFO claim's plan passed PostgreSQL's JIT threshold: pool.py).
@@ -47,14 +48,16 @@ GROUPS = 100
 BALLAST = QueueKey("000000000000", "ballast")
 
 
-async def fill(store: PostgresQueueStore, queue: QueueKey, count: int, per_call: int) -> None:
+async def fill(
+    store: PostgresQueueStore, queue: QueueKey, count: int, per_call: int, groups: int = GROUPS
+) -> None:
     for call in range(count // per_call):
         numbers = range(call * per_call, (call + 1) * per_call)
         batch = [
             NewMessage(id=str(uuid.uuid4()), body="x" * 100)
             if not queue.is_fifo
             else NewMessage(
-                id=str(uuid.uuid4()), body="x" * 100, group_id=f"g{n % GROUPS}",
+                id=str(uuid.uuid4()), body="x" * 100, group_id=f"g{n % groups}",
                 deduplication_id=str(n),
             )
             for n in numbers
@@ -114,6 +117,7 @@ async def main() -> None:
     parser.add_argument("--ballast", type=int, default=0)
     parser.add_argument("--fifo", action="store_true")
     parser.add_argument("--analyze", action="store_true")
+    parser.add_argument("--groups", type=int, default=GROUPS)
     args = parser.parse_args()
     queue = FIFO_QUEUE if args.fifo else QUEUE
     claims: list[int] = []
@@ -125,7 +129,7 @@ async def main() -> None:
             await store.create_queue(queue, QueueConfig(fifo=args.fifo), {}, now=None)
             await store.create_queue(BALLAST, QueueConfig(), {}, now=None)
             await fill(store, BALLAST, args.ballast, 5_000)
-            await fill(store, queue, args.messages, 10)
+            await fill(store, queue, args.messages, 10, args.groups)
             if args.analyze:
                 await store._db.execute("ANALYZE")
             # The statements the coalescers hold a connection for, counted.

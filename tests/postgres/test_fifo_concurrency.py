@@ -340,7 +340,7 @@ async def test_a_receive_claims_only_after_the_turn_before_it_committed(
             assert not receive.done()
             claimed = await other.fetch(
                 queries()["receive_fifo_messages"],
-                QUEUE.account, QUEUE.name, None, 10, 600.0, [], False, 0, None,
+                QUEUE.account, QUEUE.name, None, 10, 600.0, [], 0, None,
             )
             assert [row["body"] for row in claimed] == ["g0/0"]
             await turn.commit()

@@ -10,7 +10,9 @@ import pytest
 from hopper.store.postgres.pool import STATEMENT_CACHE_LIMIT
 from hopper.store.postgres.schema import named_blocks, queries
 
-CLAIMS = ("receive_messages", "receive_fifo_messages", "receive_fair_messages")
+CLAIMS = (
+    "receive_messages", "receive_fifo_messages", "receive_fifo_walk", "receive_fair_messages"
+)
 
 TEXT = """-- preamble, no statement
 -- fragment: opening
@@ -55,6 +57,17 @@ def test_what_the_three_claims_share_is_written_once() -> None:
         assert all(sql[claim].count(step) == 1 for claim in CLAIMS), step
     for step in ("expired AS (", "poison AS (", "-- the deliveries: a fresh"):
         assert text.count(step) == 1, step
+
+
+def test_what_the_two_fifo_claims_share_is_written_once() -> None:
+    # They differ only in how they find the groups' heads: the runs they read, lock and
+    # claim are one text.
+    text = (resources.files("hopper.store.postgres") / "sql" / "queries.sql").read_text()
+    sql = queries()
+    for step in ("first_run AS MATERIALIZED (", "other_runs AS (", "locked AS MATERIALIZED ("):
+        assert text.count(step) == 1, step
+        for claim in ("receive_fifo_messages", "receive_fifo_walk"):
+            assert sql[claim].count(step) == 1, (claim, step)
 
 
 def test_the_fifo_deduplication_claim_is_written_once() -> None:

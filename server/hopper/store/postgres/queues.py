@@ -24,7 +24,7 @@ class QueueStatements:
     _lookups: Coalescer[None, QueueKey, asyncpg.Record | None]
     # what the store learnt of each queue (PostgresQueueStore), forgotten with it
     _grouped: dict[QueueKey, bool]
-    _many_groups: dict[QueueKey, bool]
+    _probes_due: dict[QueueKey, int]
     _dead_lettered: Counter[QueueKey]
 
     @property
@@ -94,7 +94,7 @@ class QueueStatements:
                 self._sql["delete_queue"], key.account, key.name, now
             )
         # What this process learnt of the queue goes with it.
-        for known in (self._grouped, self._many_groups, self._dead_lettered):
+        for known in (self._grouped, self._probes_due, self._dead_lettered):
             known.pop(key, None)
         return deleted_at
 

@@ -45,6 +45,7 @@ from hopper.core.model import (
 )
 from hopper.core.store import WakeUp
 from hopper.core.wakeups import news
+from hopper.store.postgres import fifo
 from hopper.store.postgres.coalesce import Coalescer
 from hopper.store.postgres.counts import CountStatements
 from hopper.store.postgres.deletes import DeleteHints
@@ -76,8 +77,6 @@ from hopper.store.postgres.slots import DispatchSlotStatements
 from hopper.store.postgres.tasks import MoveTaskStatements
 from hopper.store.postgres.vacuum import Vacuum
 
-# A FIFO receive sweeps its queue's expired deduplication ids once in this many.
-DEDUP_SWEEP_EVERY = 64
 # At most this many FIFO receives share a turn under their queue's receive lock.
 FIFO_TURN_RECEIVES = 16
 
@@ -124,10 +123,9 @@ class PostgresQueueStore(
         # statement, so a queue that never used group ids pays nothing for fairness. A
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
-        # FIFO queues: per queue, whether its last claim here found it of many groups
-        # (receive_fifo_messages's $7): then the next claim walks the queue straight
-        # away instead of first counting its groups.
-        self._many_groups: dict[QueueKey, bool] = {}
+        # FIFO queues: per queue, how many claims probe each group before one walks the
+        # queue (fifo.py); a queue not claimed here yet is walked.
+        self._probes_due: dict[QueueKey, int] = {}
         # FIFO queues: receives here so far, for _dedup_sweep_due.
         self._fifo_receives: Counter[QueueKey] = Counter()
         self.vacuum = Vacuum(self._vacuum_messages)
@@ -376,52 +374,48 @@ class PostgresQueueStore(
         seeing the leases of the claims before it as it would in a turn of its own (the
         same statement, its own limit). The database runs them back to back and commits,
         so the lock is held for the claims' own work, not for round trips to this
-        process. A receive whose claim moved poison messages to the dead-letter queue
+        process. Receives whose walk fell short (fifo.py) claim again in a turn with the
+        probes. A receive whose claim moved poison messages to the dead-letter queue
         looks again for the places they took, in a turn of its own. A receive whose
         client hung up meanwhile still gets its claim, leased to nobody until the lease
         runs out, as a lone receive's would."""
         key, visibility_timeout, now = group
-        statement, lease = "receive_fifo_messages", float(visibility_timeout)
-        many = self._many_groups.get(key, False)
-        turn: list[tuple[object, ...]] = [
-            (key.account, key.name, now, 0, lease, [], True, 0, receive_lock(key)),
-            *(
-                (key.account, key.name, now, limit, lease, [], many, place, None)
-                for place, limit in enumerate(wanted, 1)
-            ),
-        ]
+        answers: dict[int, list[Delivery]] = {}
+        waiting = list(range(len(wanted)))
         async with self._db.acquire() as connection:
             if self._dedup_sweep_due(key):
                 await deadlock_retried(
                     connection, self._sql["forget_dedup_ids"], key.account, key.name, now
                 )
-            rows = await fetched_together(connection, self._sql[statement], turn)
-            claims: list[list[asyncpg.Record]] = [[] for _ in turn]
-            for row in rows:
-                claims[row["turn_place"]].append(row)
-            answers: list[list[Delivery]] = []
-            # (the lock's rows say nothing the claims' do not: each says whether the
-            # queue was found)
-            for limit, claim in zip(wanted, claims[1:], strict=True):
-                deliveries, moved = self._claimed(key, statement, claim)
-                self._dead_lettered[key] += moved
-                if moved and len(deliveries) < limit:
-                    async with receive_turn(connection, key):
-                        deliveries = await self._claim_all(
-                            connection, key, limit, visibility_timeout, now, deliveries
-                        )
-                answers.append(deliveries)
-            return answers
+            while waiting:
+                statement = fifo.claim_statement(self._probes_due.get(key, 0))
+                turn = fifo.turn_arguments(
+                    key, now, float(visibility_timeout), [wanted[i] for i in waiting],
+                    receive_lock(key),
+                )
+                rows = await fetched_together(connection, self._sql[statement], turn)
+                short = []
+                for i, claim in zip(waiting, fifo.turn_claims(rows, len(waiting)), strict=True):
+                    if fifo.fell_short(statement, claim):
+                        short.append(i)
+                        continue
+                    deliveries, moved = self._claimed(key, statement, claim)
+                    self._dead_lettered[key] += moved
+                    if moved and len(deliveries) < wanted[i]:
+                        async with receive_turn(connection, key):
+                            deliveries = await self._claim_all(
+                                connection, key, wanted[i], visibility_timeout, now, deliveries
+                            )
+                    answers[i] = deliveries
+                if short:
+                    self._probes_due[key] = fifo.AFTER_SHORT_WALK  # (the next turn probes)
+                waiting = short
+            return [answers[i] for i in range(len(wanted))]
 
     def _dedup_sweep_due(self, key: QueueKey) -> bool:
         """Whether a FIFO receive of `key` sweeps the queue's deduplication ids past
-        their window (forget_dedup_ids): the first receive of the queue here and every
-        DEDUP_SWEEP_EVERY-th after it. Swept at every receive, it was one round trip in
-        five; an expired id waits as a row the next send of that id reuses, so a sweep
-        some receives later costs nothing but a few rows."""
-        count = self._fifo_receives[key]
-        self._fifo_receives[key] = count + 1
-        return count % DEDUP_SWEEP_EVERY == 0
+        their window (forget_dedup_ids): fifo.sweep_due."""
+        return fifo.sweep_due(self._fifo_receives, key)
 
     async def _claim_all(
         self,
@@ -464,13 +458,17 @@ class PostgresQueueStore(
         args: tuple[object, ...] = (
             key.account, key.name, now, limit, float(visibility_timeout), claimed_ids
         )
-        statement = "receive_fifo_messages" if key.is_fifo else "receive_messages"
+        statement = "receive_messages"
         if key.is_fifo:
-            args += (self._many_groups.get(key, False), 0, None)
+            statement = fifo.claim_statement(self._probes_due.get(key, 0))
+            args += (0, None)
         elif self._grouped.get(key, True):
             statement = "receive_fair_messages"
             args += (fairness.NOISY_MIN_IN_FLIGHT, fairness.NOISY_SHARE)
         rows = await deadlock_retried(connection, self._sql[statement], *args)
+        if fifo.fell_short(statement, rows):
+            self._probes_due[key] = fifo.AFTER_SHORT_WALK
+            return await self._claim(connection, key, limit, visibility_timeout, now, claimed_ids)
         return self._claimed(key, statement, rows)
 
     def _claimed(
@@ -480,11 +478,11 @@ class PostgresQueueStore(
         from its rows; what it says of the queue is kept for the next claim."""
         if not rows[0]["queue_found"]:
             self._grouped.pop(key, None)
-            self._many_groups.pop(key, None)
+            self._probes_due.pop(key, None)
             raise QueueNotFound(key)
         deliveries = [delivery(row) for row in rows if row["id"] is not None]
         if key.is_fifo:
-            self._many_groups[key] = rows[0]["many_groups"]
+            self._probes_due[key] = fifo.probes_due(statement, rows, self._probes_due.get(key, 0))
         elif statement == "receive_fair_messages":
             self._grouped[key] = rows[0]["grouped"]
         else:

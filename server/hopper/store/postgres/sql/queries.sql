@@ -476,7 +476,7 @@ ON CONFLICT (queue_id, attempt_id) DO UPDATE
 -- name: forget_dedup_ids
 -- Drop a queue's deduplication ids past their window. $1 account, $2 queue name, $3 now.
 -- Deduplication ids past their window are only reused rows in waiting; FIFO receives
--- sweep them (a turn in DEDUP_SWEEP_EVERY, before its claims: store.py) so a queue's
+-- sweep them (a turn in DEDUP_SWEEP_EVERY, before its claims: fifo.py) so a queue's
 -- table does not grow forever.
 DELETE FROM fifo_dedup
 WHERE queue_id = (SELECT id FROM queues WHERE account = $1 AND name = $2)
@@ -626,156 +626,45 @@ FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.seq;
 
--- name: receive_fifo_messages
--- Claim a FIFO queue's receivable messages in AWS's order, moving poison ones to the
--- dead-letter queue. $1 account, $2 queue name, $3 now, $4 at most how many, $5 the
--- lease (seconds), $6 ids this receive claimed already, $7 whether the store's last
--- claim of the queue found it of many groups (below), $8 the receive's place in its
--- turn, returned in every row (`turn_place`: a turn's claims go in one round trip, and
--- their rows come back as one list), $9 the queue's receive lock to take (below) or
--- NULL. Its rows: the deliveries in claim order, and the queue's facts.
--- receive_messages but for how it picks (the rest is the claims' shared fragments) and
--- the order of its answer. Runs under the queue's receive lock: what it reads of the
--- queue's groups cannot change under it but by deletion. A turn's round trip opens with
--- this statement claiming nothing ($4 = 0) and taking the lock ($9, pool.receive_lock;
--- it is held to the end of the round trip's transaction), and each claim after it reads
--- the queue afresh, under the lock (PostgresQueueStore._fifo_turn); a claim sent alone
--- runs in a transaction that took the lock before it (pool.receive_turn).
--- include: claim_opening
--- the queue's receive lock, taken by a turn's first statement ($9; none when NULL). Only
--- a statement that claims nothing takes it: its own reads began before it had it
-turn AS (SELECT pg_advisory_xact_lock($9::int8)),
--- FIFO: the queue's groups, one probe of messages_queue_group each (a loose index scan:
--- a backlog of many messages in few groups costs a few probes, not a read of the
--- queue), the first 65 at most. Not when $7: a queue of many groups is walked whatever
--- their number, and 65 probes were half of such a claim (a quarter of a FIFO drain's
--- database CPU); the walk is right for any number of groups.
-groups AS (
-    WITH RECURSIVE g (group_id, n) AS (
-        (SELECT m.group_id, 1 FROM messages m
-         WHERE NOT $7::boolean
-           AND m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
-         ORDER BY m.group_id LIMIT 1)
-        UNION ALL
-        SELECT (SELECT m.group_id FROM messages m
-                WHERE m.queue_id = (SELECT id FROM q) AND m.group_id > g.group_id
-                ORDER BY m.group_id LIMIT 1), g.n + 1
-        FROM g WHERE g.group_id IS NOT NULL AND g.n <= 64
-    )
-    SELECT group_id FROM g WHERE group_id IS NOT NULL
-),
--- whether the queue has more than 64 groups (or had, at the last claim: $7): then a
--- probe per group costs more than the walk below
-many AS MATERIALIZED (
-    SELECT $7::boolean OR count(*) > 64 AS groups FROM groups
-),
--- many groups: the first $4 never-received heads that are deliverable, in sequence order
--- (messages_queue_order); a head has no earlier message in its group (a probe of
--- messages_queue_group). At most 512 messages are probed: a never-received message
--- behind an earlier one of its group (a backlog behind a head in flight) costs a probe
--- and is no head, and a queue whose groups are mostly in flight is such messages to
--- its end. Fewer than $4 heads found (most groups in flight): `every_group` below
--- finds the heads instead, a probe per group. (Unbounded, the walk read to the end of
--- the queue: 25 ms a claim of 10 on a queue of 5,000 messages in 100 groups, 95 of
--- them in flight; 2.5 ms with `every_group`.)
-fresh AS (
-    SELECT w.seq FROM (
-        SELECT m.queue_id, m.id, m.seq, m.group_id FROM messages m
-        WHERE (SELECT groups FROM many) AND m.queue_id = (SELECT id FROM q)
-          -- one CASE, which the planner cannot estimate (it guesses half the messages
-          -- pass): its estimates of the separate tests multiplied to a handful of rows,
-          -- and it sorted the whole queue instead of walking it in order and stopping
-          -- early
-          AND CASE WHEN m.group_id IS NOT NULL AND m.receive_count = 0
-                        AND m.visible_at <= (SELECT now FROM q)
-                        AND m.sent_at + 0 > (SELECT horizon FROM q)
-                        AND m.id <> ALL($6::text[])
-                   THEN true ELSE false END
-        ORDER BY m.seq LIMIT 512
-    ) w
-    -- the head test, a probe per candidate (a subplan: never a join reading the queue)
-    WHERE NOT EXISTS (
-        SELECT 1 FROM messages o
-        WHERE o.queue_id = w.queue_id AND o.group_id = w.group_id
-          AND o.seq < w.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
-          AND o.id <> ALL($6::text[]))
-    ORDER BY w.seq LIMIT $4
-),
--- how far in sequence order a served group's head can be: to the $4-th of those (the
--- $4 groups a receive serves at most became available no later than it, and a message
--- sent later becomes available later: sent plus the queue's delay, or at the end of a
--- lease that began after that); when there are fewer, no bound (then the heads come
--- from a probe of every group, `every_group`, not from a walk of the whole queue)
-reach AS MATERIALIZED (
-    SELECT CASE WHEN count(*) < $4 THEN 9223372036854775807 ELSE max(seq) END AS seq
-    FROM fresh
-),
--- many groups but fewer than $4 fresh heads among the first candidates (most groups in
--- flight): every group, one probe of messages_queue_group each, as `groups` but
--- without its cap
-every_group AS (
-    WITH RECURSIVE g (group_id) AS (
-        (SELECT m.group_id FROM messages m
-         WHERE (SELECT groups FROM many) AND (SELECT seq FROM reach) = 9223372036854775807
-           AND m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
-         ORDER BY m.group_id LIMIT 1)
-        UNION ALL
-        SELECT (SELECT m.group_id FROM messages m
-                WHERE m.queue_id = (SELECT id FROM q) AND m.group_id > g.group_id
-                ORDER BY m.group_id LIMIT 1)
-        FROM g WHERE g.group_id IS NOT NULL
-    )
-    SELECT group_id FROM g WHERE group_id IS NOT NULL
-),
--- each group's head: its oldest message, leaving out those this receive claimed already
--- ($6, as if gone); a group is deliverable when its head is visible, and it became
--- available at the head's visible_at (sent, or the moment its lease ended). Found by a
--- probe per group (of few groups, or of many when `reach` has no bound), or for many
--- groups by walking the queue up to `reach`.
-heads AS (
-    SELECT h.* FROM (
-        SELECT group_id FROM groups WHERE NOT (SELECT groups FROM many)
-        UNION ALL
-        SELECT group_id FROM every_group
-    ) g
-    CROSS JOIN LATERAL (
-        SELECT m.group_id, m.seq, m.visible_at FROM messages m
-        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = g.group_id
-          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
-        ORDER BY m.seq LIMIT 1
-    ) h
-    WHERE h.visible_at <= (SELECT now FROM q)
-    UNION ALL
-    SELECT m.group_id, m.seq, m.visible_at FROM messages m
-    WHERE (SELECT groups FROM many) AND (SELECT seq FROM reach) < 9223372036854775807
-      AND m.queue_id = (SELECT id FROM q) AND m.seq <= (SELECT seq FROM reach)
-      -- as in `fresh`: the head test a probe per message, never a join
-      AND CASE WHEN m.group_id IS NOT NULL AND m.visible_at <= (SELECT now FROM q)
-                    AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
-               THEN NOT EXISTS (
-                   SELECT 1 FROM messages o
-                   WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
-                     AND o.seq < m.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
-                     AND o.id <> ALL($6::text[]))
-               ELSE false END
-),
--- the groups a receive serves, in the order AWS serves them: by when their run became
--- available, ties in sequence order; no more than the $4 first (each gives a message)
-served AS (
-    SELECT h.group_id, h.seq, h.visible_at FROM heads h
-    ORDER BY h.visible_at, h.seq
-    LIMIT $4
-),
--- their deliverable runs, each whole before the next, cut at $4 messages: a group's run
--- is its messages from the head up to, not including, the first in flight or delayed
--- (a message whose lease ended is deliverable again while a later one is in flight)
-chosen AS (
-    SELECT r.id, r.seq, r.group_id,
-           row_number() OVER (ORDER BY h.visible_at, h.seq, r.seq) AS place
+-- fragment: fifo_runs
+-- The FIFO claims' runs (receive_fifo_messages, receive_fifo_walk include it, after each
+-- claim's `served`: group_id, seq and visible_at of the head of each group the receive
+-- serves, and its rank among them, at most $4 groups): the messages each served group
+-- gives, locked, up to `picked` (queue_id, id, seq, receive_count, carried_receive_count,
+-- ctid and place, the message's place in the receive's answer). The claim's answer is
+-- the served groups' deliverable runs, each whole before the next, cut at $4 messages: a
+-- group's run is its messages from the head up to, not including, the first in flight or
+-- delayed (a message whose lease ended is deliverable again while a later one is in
+-- flight).
+
+-- the first served group's run: usually all a receive takes (read alone: the runs of all
+-- served groups, sorted together, read 4 or 5 groups for the one used, a fifth of the
+-- FIFO claim)
+first_run AS MATERIALIZED (
+    SELECT x.id, x.seq, x.group_id, x.ctid, x.place
     FROM served h
     CROSS JOIN LATERAL (
-        SELECT x.id, x.seq, x.group_id FROM (
-            SELECT m.id, m.seq, m.group_id,
+        SELECT m.id, m.seq, m.group_id, m.ctid,
+               bool_and(m.visible_at <= (SELECT now FROM q)) OVER w AS deliverable,
+               row_number() OVER w AS place
+        FROM messages m
+        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = h.group_id
+          AND m.seq >= h.seq
+          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+        WINDOW w AS (ORDER BY m.seq)
+        ORDER BY m.seq LIMIT $4
+    ) x
+    WHERE h.rank = 1 AND x.deliverable
+),
+-- the other served groups' runs, read only when the first falls short of $4
+other_runs AS (
+    SELECT r.id, r.seq, r.group_id, r.ctid,
+           (SELECT count(*) FROM first_run) + row_number() OVER (ORDER BY h.rank, r.seq)
+               AS place
+    FROM served h
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.seq, x.group_id, x.ctid FROM (
+            SELECT m.id, m.seq, m.group_id, m.ctid,
                    bool_and(m.visible_at <= (SELECT now FROM q)) OVER (ORDER BY m.seq)
                        AS deliverable
             FROM messages m
@@ -786,37 +675,191 @@ chosen AS (
         ) x
         WHERE x.deliverable
     ) r
-    ORDER BY h.visible_at, h.seq, r.seq
+    WHERE h.rank > 1 AND (SELECT count(*) FROM first_run) < $4
+    ORDER BY h.rank, r.seq
     LIMIT $4
 ),
--- locked. FIFO receives of a queue take turns (lock_queue_for_receive), so a chosen
--- message is locked elsewhere only by a statement deleting it (a purge, the sweeper)
-locked AS (
+chosen AS MATERIALIZED (
+    SELECT * FROM first_run
+    UNION ALL
+    SELECT * FROM other_runs WHERE place <= $4
+),
+-- locked, by the address the run's read found each at (a Tid Scan, not a primary-key
+-- probe a message). FIFO receives of a queue take turns (lock_queue_for_receive), so a
+-- chosen message is locked elsewhere only by a statement deleting it (a purge, the
+-- sweeper); one changed since the read is at another address and is skipped, as one
+-- locked elsewhere is
+locked AS MATERIALIZED (
     SELECT m.queue_id, m.id, m.seq, m.group_id, m.receive_count, m.carried_receive_count,
-           m.ctid
-    FROM messages m
-    WHERE m.queue_id = (SELECT id FROM q) AND m.id IN (SELECT id FROM chosen)
+           m.ctid, c.place
+    FROM chosen c JOIN messages m ON m.ctid = c.ctid
+    WHERE m.queue_id = (SELECT id FROM q) AND m.id = c.id
     FOR UPDATE OF m SKIP LOCKED
 ),
--- the messages this receive claims: a run ends where a message of it was skipped
+-- the messages this receive claims: all that were chosen, unless one was skipped; then a
+-- run ends where a message of it was skipped
 picked AS (
-    SELECT l.queue_id, l.id, l.seq, l.receive_count, l.carried_receive_count, l.ctid, c.place
-    FROM locked l JOIN chosen c ON c.id = l.id
-    WHERE NOT EXISTS (
+    SELECT l.queue_id, l.id, l.seq, l.receive_count, l.carried_receive_count, l.ctid, l.place
+    FROM locked l
+    WHERE (SELECT count(*) FROM locked) = (SELECT count(*) FROM chosen)
+       OR NOT EXISTS (
         SELECT 1 FROM chosen e
         WHERE e.group_id = l.group_id AND e.seq < l.seq
           AND e.id NOT IN (SELECT id FROM locked)
     )
 ),
+
+-- name: receive_fifo_messages
+-- Claim a FIFO queue's receivable messages in AWS's order, moving poison ones to the
+-- dead-letter queue, finding the groups' heads by a probe of each group. $1 account,
+-- $2 queue name, $3 now, $4 at most how many, $5 the lease (seconds), $6 ids this
+-- receive claimed already, $7 the receive's place in its turn, returned in every row
+-- (`turn_place`: a turn's claims go in one round trip, and their rows come back as one
+-- list), $8 the queue's receive lock to take (below) or NULL. Its rows: the deliveries in
+-- claim order, and the queue's facts.
+-- receive_messages but for how it picks (the rest is the claims' shared fragments) and
+-- the order of its answer. Runs under the queue's receive lock: what it reads of the
+-- queue's groups cannot change under it but by deletion. A turn's round trip opens with
+-- this statement claiming nothing ($4 = 0) and taking the lock ($8, pool.receive_lock;
+-- it is held to the end of the round trip's transaction), and each claim after it reads
+-- the queue afresh, under the lock (PostgresQueueStore._fifo_turn); a claim sent alone
+-- runs in a transaction that took the lock before it (pool.receive_turn).
+-- The claim of a queue of few groups, and of one whose groups are mostly in flight; a
+-- queue of many groups is claimed by receive_fifo_walk (store/postgres/fifo.py chooses),
+-- which is this statement but for how it finds the heads.
+-- include: claim_opening
+-- the queue's receive lock, taken by a turn's first statement ($8; none when NULL). Only
+-- a statement that claims nothing takes it: its own reads began before it had it
+turn AS (SELECT pg_advisory_xact_lock($8::int8)),
+-- the queue's groups, one probe of messages_queue_group each (a loose index scan: a
+-- backlog of many messages in few groups costs a few probes, not a read of the queue)
+groups AS (
+    WITH RECURSIVE g (group_id) AS (
+        (SELECT m.group_id FROM messages m
+         WHERE $4::int8 > 0 AND m.queue_id = (SELECT id FROM q) AND m.group_id IS NOT NULL
+         ORDER BY m.group_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT m.group_id FROM messages m
+                WHERE m.queue_id = (SELECT id FROM q) AND m.group_id > g.group_id
+                ORDER BY m.group_id LIMIT 1)
+        FROM g WHERE g.group_id IS NOT NULL
+    )
+    SELECT group_id FROM g WHERE group_id IS NOT NULL
+),
+-- each deliverable group's head: its oldest message, leaving out those this receive
+-- claimed already ($6, as if gone); a group is deliverable when its head is visible,
+-- and it became available at the head's visible_at (sent, or the moment its lease
+-- ended)
+heads AS MATERIALIZED (
+    SELECT h.* FROM groups g
+    CROSS JOIN LATERAL (
+        SELECT m.group_id, m.seq, m.visible_at, m.receive_count FROM messages m
+        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = g.group_id
+          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+        ORDER BY m.seq LIMIT 1
+    ) h
+    WHERE h.visible_at <= (SELECT now FROM q)
+),
+-- the groups a receive serves, in the order AWS serves them: by when their run became
+-- available, ties in sequence order; no more than the $4 first (each gives a message)
+served AS MATERIALIZED (
+    SELECT h.group_id, h.seq, h.visible_at,
+           row_number() OVER (ORDER BY h.visible_at, h.seq) AS rank
+    FROM heads h
+    ORDER BY h.visible_at, h.seq
+    LIMIT $4
+),
+-- include: fifo_runs
 -- include: claim_deliveries
     RETURNING m.*, m.ctid AS address, p.place
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
-       -- $7 for the next claim: walk again while the walk finds its $4 fresh heads (a
-       -- queue of many groups); otherwise count the groups again (few are probed)
-       CASE WHEN $7::boolean THEN (SELECT seq FROM reach) < 9223372036854775807
-            ELSE (SELECT groups FROM many) END AS many_groups,
-       (SELECT $8::int4 FROM turn) AS turn_place, c.*
+       -- whether the queue is one to walk (receive_fifo_walk; store/postgres/fifo.py):
+       -- more than 64 groups, where a probe each costs more than the walk, and at least
+       -- $4 fresh heads among them, which the walk finds (with fewer, most groups are in
+       -- flight, and the walk would read the messages behind their heads)
+       (SELECT count(*) FROM groups) > 64
+           AND (SELECT count(*) FROM heads WHERE receive_count = 0) >= $4 AS many_groups,
+       (SELECT $7::int4 FROM turn) AS turn_place, c.*
+FROM (SELECT 1) AS one
+LEFT JOIN claimed c ON true
+ORDER BY c.place;
+
+-- name: receive_fifo_walk
+-- Claim a FIFO queue of many groups: receive_fifo_messages (its parameters, its rows)
+-- but for how it finds the groups' heads, walking the queue in send order instead of
+-- probing every group, and for `many_groups`, which says here whether the walk found
+-- every head it needs. When it did not (the queue's first messages are mostly of groups
+-- in flight) it claims nothing, and the store claims with receive_fifo_messages instead
+-- (store/postgres/fifo.py). Probing each of 65 groups was half of a claim; a
+-- separate statement, not a branch of one: each execution starts every node of its
+-- plan, and the one statement's 131 nodes were a third of its CPU.
+-- include: claim_opening
+-- the queue's receive lock ($8), as in receive_fifo_messages
+turn AS (SELECT pg_advisory_xact_lock($8::int8)),
+-- the queue's visible messages in sequence order (messages_queue_order), each with
+-- whether it is its group's head (no earlier message in its group: a probe of
+-- messages_queue_group, in the walk's own select list, never a join reading the queue),
+-- and `found`, the fresh (never received) heads so far. The walk stops at the row that
+-- finds the ($4 + 1)-th fresh head (the window's run condition on `found`): the $4
+-- groups a receive serves at most became available no later than the $4-th fresh head
+-- (a message sent later becomes available later: sent plus the queue's delay, or at the
+-- end of a lease that began after that). At most 512 messages are read: a queue whose
+-- groups are mostly in flight is messages behind their heads to its end (unbounded, the
+-- walk read the whole queue: 25 ms a claim of 10 on a queue of 5,000 messages in 100
+-- groups, 95 of them in flight).
+heads AS MATERIALIZED (
+    SELECT w.* FROM (
+        SELECT c.group_id, c.seq, c.visible_at, c.head,
+               count(*) FILTER (WHERE c.head AND c.fresh) OVER (ORDER BY c.seq) AS found
+        FROM (
+            SELECT m.seq, m.group_id, m.visible_at, m.receive_count = 0 AS fresh,
+                   NOT EXISTS (
+                       SELECT 1 FROM messages o
+                       WHERE o.queue_id = m.queue_id AND o.group_id = m.group_id
+                         AND o.seq < m.seq AND o.sent_at + 0 > (SELECT horizon FROM q)
+                         AND o.id <> ALL($6::text[])) AS head
+            FROM messages m
+            WHERE $4::int8 > 0 AND m.queue_id = (SELECT id FROM q)
+              -- one CASE, which the planner cannot estimate (it guesses half the
+              -- messages pass): its estimates of the separate tests multiplied to a
+              -- handful of rows, and it sorted the whole queue instead of walking it in
+              -- order and stopping early
+              AND CASE WHEN m.group_id IS NOT NULL
+                            AND m.visible_at <= (SELECT now FROM q)
+                            AND m.sent_at + 0 > (SELECT horizon FROM q)
+                            AND m.id <> ALL($6::text[])
+                       THEN true ELSE false END
+            ORDER BY m.seq LIMIT 512
+        ) c
+    ) w
+    WHERE w.found <= $4
+    -- (no limit in effect: a limit the planner cannot read makes it plan for few rows,
+    -- an ordered walk; without one it sorted the queue's messages)
+    LIMIT 512 + $4
+),
+-- whether the walk found every head it needs: its $4 fresh heads, or the end of the
+-- queue before 512 messages
+walked AS MATERIALIZED (
+    SELECT count(*) FILTER (WHERE head AND found = $4) > 0 OR count(*) < 512 AS complete
+    FROM heads
+),
+-- the groups a receive serves, as in receive_fifo_messages; none when the walk fell short
+served AS MATERIALIZED (
+    SELECT h.group_id, h.seq, h.visible_at,
+           row_number() OVER (ORDER BY h.visible_at, h.seq) AS rank
+    FROM heads h
+    WHERE h.head AND (SELECT complete FROM walked)
+    ORDER BY h.visible_at, h.seq
+    LIMIT $4
+),
+-- include: fifo_runs
+-- include: claim_deliveries
+    RETURNING m.*, m.ctid AS address, p.place
+)
+SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
+       (SELECT complete FROM walked) AS many_groups,
+       (SELECT $7::int4 FROM turn) AS turn_place, c.*
 FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.place;
