@@ -340,14 +340,16 @@ ORDER BY i.ord;
 -- one message sent cost the database 310 us instead of 450, its commit aside). Its
 -- rows are send_messages's.
 -- $4: one JSON array in send order, as send_plain_messages's, with "k" the
--- deduplication id and "w" the key its window is kept under (NewMessage.window_key, or
--- the message id when there is none). No rows back: the queue does not exist.
+-- deduplication id and "w" the key its window is kept under where that is not "k"
+-- (NewMessage.window_key; without either, the message id). No rows back: the queue
+-- does not exist.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 q AS (SELECT id, true AS fifo FROM queues WHERE account = $1 AND name = $2),
 -- include: fifo_send_turn
 -- the batch, numbered in send order
 input AS (
-    SELECT e.ord, e.m ->> 'i' AS id, e.m ->> 'w' AS window_key, e.m
+    SELECT e.ord, e.m ->> 'i' AS id,
+           coalesce(e.m ->> 'w', e.m ->> 'k', e.m ->> 'i') AS window_key, e.m
     FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
 ),
 -- every message, with the key its deduplication window is kept under, once the
