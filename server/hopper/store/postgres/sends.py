@@ -136,9 +136,10 @@ async def send_unique(
     plain = not key.is_fifo and max_depth is None
     if plain and messages and all(m.deduplication_id is None for m in messages):
         return await _send_plain(db, sql, key, messages, now)
+    fifo = key.is_fifo and max_depth is None
     rows = await (
         _fetch_fifo(db, sql, key, messages, now)
-        if key.is_fifo and max_depth is None
+        if fifo
         else _fetch_keyed(db, sql, key, messages, now, max_depth)
     )
     if not messages:
@@ -149,7 +150,8 @@ async def send_unique(
         raise QueueNotFound(key)
     # Mapped without a coroutine a row: only a duplicate whose holder the statement
     # could not see needs another look (a round trip).
-    results = [_row_result(row, m) for row, m in zip(rows, messages, strict=True)]
+    result_of = _fifo_row_result if fifo else _row_result
+    results = [result_of(row, m) for row, m in zip(rows, messages, strict=True)]
     for index, result in enumerate(results):
         if result is None:
             results[index] = await _holder_result(db, sql, key, rows[index], messages[index])
@@ -191,7 +193,8 @@ async def _fetch_fifo(
     messages: Sequence[NewMessage],
     now: float | None,
 ) -> list[asyncpg.Record]:
-    """send_fifo_messages's rows (send_messages's, for a FIFO queue without a ceiling)."""
+    """send_fifo_messages's rows (send_messages's work, for a FIFO queue without a
+    ceiling)."""
     payload = [_fifo_entry(m) for m in messages]
     return await deadlock_retried(
         db,
@@ -296,15 +299,37 @@ def _plain_entry(message: NewMessage) -> dict[str, object]:
 
 
 def _fifo_entry(message: NewMessage) -> dict[str, object]:
-    """A message as send_fifo_messages's JSON carries it: the plain sends' fields, with
-    "k" the deduplication id and, only where it differs from that, "w" the key its
-    window is kept under (group deduplication; the statement falls back on "k", then
-    on the message id)."""
-    entry = _plain_entry(message)
-    entry["k"] = message.deduplication_id
+    """A message as send_fifo_messages's JSON carries it: the plain sends' fields, but
+    that attributes, trace header and delay are left out where empty, None or 0 (most
+    FIFO batches), with "k" the deduplication id and, only where it differs from that,
+    "w" the key its window is kept under (group deduplication; the statement falls back
+    on "k", then on the message id)."""
+    entry: dict[str, object] = {
+        "i": message.id,
+        "b": message.body,
+        "g": message.group_id,
+        "k": message.deduplication_id,
+    }
+    if message.attributes:
+        entry["a"] = attributes_json(message.attributes)
+    if message.trace_header is not None:
+        entry["h"] = message.trace_header
+    if message.delay:
+        entry["d"] = float(message.delay)
+    if message.lease is not None:
+        entry["l"] = float(message.lease)
     if message.deduplication_key is not None:
         entry["w"] = message.deduplication_key
     return entry
+
+
+def _fifo_row_result(row: asyncpg.Record, message: NewMessage) -> SendResult | None:
+    """A send_fifo_messages row as the send's result; None as _row_result."""
+    if not row["duplicate"]:
+        return SendResult(message.id, sequence_number=row["sequence_number"])
+    if row["message_id"] is not None:
+        return SendResult(row["message_id"], row["sequence_number"], duplicate=True)
+    return None
 
 
 def _row_result(row: asyncpg.Record, message: NewMessage) -> SendResult | None:
