@@ -12,7 +12,7 @@ from hopper.core.errors import InvalidParameter, InvalidParameterRule, MissingPa
 from hopper.core.model import MessageDraft
 from hopper.core.service import QueueService
 
-from .factories import key
+from .factories import attributes, key
 
 QUEUE = key("q.fifo")
 HIGH_THROUGHPUT = {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
@@ -129,6 +129,21 @@ async def test_the_queue_delay_applies(service: QueueService, clock: FakeClock) 
     assert await bodies(service) == []
     clock.advance(0.001)
     assert await bodies(service) == ["x"]
+
+
+async def test_attributes_and_trace_headers_are_kept_and_their_absence_too(
+    service: QueueService,
+) -> None:
+    # (The PostgreSQL store's FIFO statement is sent empty ones as absent: sends.py.)
+    await fifo_queue(service)
+    full = MessageDraft("full", attributes(), "Root=1-abc", group_id="g", deduplication_id="1")
+    bare = MessageDraft("bare", group_id="g", deduplication_id="2")
+    await service.send_batch(QUEUE, [full, bare])
+    [first, second] = await service.receive(QUEUE, max_messages=10)
+    assert (first.message.body, first.message.attributes) == ("full", attributes())
+    assert first.message.trace_header == "Root=1-abc"
+    assert (second.message.body, second.message.attributes) == ("bare", {})
+    assert second.message.trace_header is None
 
 
 async def test_sequence_numbers_increase_per_group_and_per_queue(service: QueueService) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 import asyncpg
 
@@ -47,8 +48,13 @@ class Sender:
         self._on = on
         self._sql = sql
         self._coalesce = coalesce
+        # Keyed sends of a queue share statements, on a pool connection their drain
+        # holds while the queue's rounds keep coming (regathered rounds follow one
+        # another on it), as the plain sends: no acquire and release a statement.
         self._keyed: Coalescer[SendGroup, NewMessage, SendResult] = Coalescer(
-            self._send_group, size=lambda message: len(message.body), regather=every
+            size=lambda message: len(message.body),
+            hold=held_on(self._pool, self._send_group),
+            regather=every,
         )
         # Plain sends of every queue share statements, keyed by `now` alone. Two in
         # flight, not one as deletes and claims: one at a time carries about twice the
@@ -72,7 +78,7 @@ class Sender:
     ) -> list[SendResult]:
         """Enqueue `messages` by the route that fits them. Raises QueueNotFound."""
         if not self._coalesce or not messages:
-            return await self._send_group((key, now, max_depth), list(messages))
+            return await self._send_group(self._on(), (key, now, max_depth), list(messages))
         if keyed(key, messages) or max_depth is not None:
             # keys to take or a ceiling to count: concurrent sends of the queue share
             # a statement (see coalesce.py)
@@ -99,16 +105,18 @@ class Sender:
             raise TypeError("shared sends need the store's pool")
         return db
 
-    async def _send_group(self, group: SendGroup, messages: list[NewMessage]) -> list[SendResult]:
+    async def _send_group(
+        self, db: Database, group: SendGroup, messages: list[NewMessage]
+    ) -> list[SendResult]:
         """One statement for `messages`, one send's or several sends' that share it."""
         key, now, max_depth = group
-        if not keyed(key, messages):
-            return await send_unique(self._on(), self._sql, key, messages, now, max_depth)
+        if not keyed(key, messages) or _no_repeats(messages):
+            return await send_unique(db, self._sql, key, messages, now, max_depth)
         # One statement cannot take a key twice: a repeat is a duplicate of its first
         # use, as if sent just after it (FIFO deduplication ids, live keys on a standard
         # queue), in one send's batch as between the sends sharing a statement.
         unique, positions = first_uses(messages)
-        results = await send_unique(self._on(), self._sql, key, unique, now, max_depth)
+        results = await send_unique(db, self._sql, key, unique, now, max_depth)
         return [
             as_duplicate(results[index]) if repeat else results[index]
             for index, repeat in positions
@@ -128,9 +136,10 @@ async def send_unique(
     plain = not key.is_fifo and max_depth is None
     if plain and messages and all(m.deduplication_id is None for m in messages):
         return await _send_plain(db, sql, key, messages, now)
+    fifo = key.is_fifo and max_depth is None
     rows = await (
         _fetch_fifo(db, sql, key, messages, now)
-        if key.is_fifo and max_depth is None
+        if fifo
         else _fetch_keyed(db, sql, key, messages, now, max_depth)
     )
     if not messages:
@@ -139,7 +148,14 @@ async def send_unique(
         return []
     if not rows or rows[0]["queue_id"] is None:
         raise QueueNotFound(key)
-    return [await _send_result(db, sql, key, row, m) for row, m in zip(rows, messages, strict=True)]
+    # Mapped without a coroutine a row: only a duplicate whose holder the statement
+    # could not see needs another look (a round trip).
+    result_of = _fifo_row_result if fifo else _row_result
+    results = [result_of(row, m) for row, m in zip(rows, messages, strict=True)]
+    for index, result in enumerate(results):
+        if result is None:
+            results[index] = await _holder_result(db, sql, key, rows[index], messages[index])
+    return cast(list[SendResult], results)
 
 
 async def _fetch_keyed(
@@ -177,12 +193,9 @@ async def _fetch_fifo(
     messages: Sequence[NewMessage],
     now: float | None,
 ) -> list[asyncpg.Record]:
-    """send_fifo_messages's rows (send_messages's, for a FIFO queue without a ceiling)."""
-    # The plain sends' fields, with the deduplication id and its window's key.
-    payload = [
-        {**_plain_entry(m), "k": m.deduplication_id, "w": m.window_key or m.id}
-        for m in messages
-    ]
+    """send_fifo_messages's rows (send_messages's work, for a FIFO queue without a
+    ceiling)."""
+    payload = [_fifo_entry(m) for m in messages]
     return await deadlock_retried(
         db,
         sql["send_fifo_messages"],
@@ -285,13 +298,43 @@ def _plain_entry(message: NewMessage) -> dict[str, object]:
     return entry
 
 
-async def _send_result(
-    db: Database,
-    sql: Mapping[str, str],
-    key: QueueKey,
-    row: asyncpg.Record,
-    message: NewMessage,
-) -> SendResult:
+def _fifo_entry(message: NewMessage) -> dict[str, object]:
+    """A message as send_fifo_messages's JSON carries it: the plain sends' fields, but
+    that attributes, trace header and delay are left out where empty, None or 0 (most
+    FIFO batches), with "k" the deduplication id and, only where it differs from that,
+    "w" the key its window is kept under (group deduplication; the statement falls back
+    on "k", then on the message id)."""
+    entry: dict[str, object] = {
+        "i": message.id,
+        "b": message.body,
+        "g": message.group_id,
+        "k": message.deduplication_id,
+    }
+    if message.attributes:
+        entry["a"] = attributes_json(message.attributes)
+    if message.trace_header is not None:
+        entry["h"] = message.trace_header
+    if message.delay:
+        entry["d"] = float(message.delay)
+    if message.lease is not None:
+        entry["l"] = float(message.lease)
+    if message.deduplication_key is not None:
+        entry["w"] = message.deduplication_key
+    return entry
+
+
+def _fifo_row_result(row: asyncpg.Record, message: NewMessage) -> SendResult | None:
+    """A send_fifo_messages row as the send's result; None as _row_result."""
+    if not row["duplicate"]:
+        return SendResult(message.id, sequence_number=row["sequence_number"])
+    if row["message_id"] is not None:
+        return SendResult(row["message_id"], row["sequence_number"], duplicate=True)
+    return None
+
+
+def _row_result(row: asyncpg.Record, message: NewMessage) -> SendResult | None:
+    """A send statement's row as the send's result; None for a duplicate whose holder
+    the statement could not see (_holder_result)."""
     if row["refused"]:
         return SendResult(message.id, refused=True)
     if row["live_holder"] is not None:
@@ -300,6 +343,13 @@ async def _send_result(
         return SendResult(message.id, sequence_number=row["sequence_number"])
     if row["message_id"] is not None:
         return SendResult(row["message_id"], row["sequence_number"], duplicate=True)
+    return None
+
+
+async def _holder_result(
+    db: Database, sql: Mapping[str, str], key: QueueKey, row: asyncpg.Record, message: NewMessage
+) -> SendResult:
+    """A duplicate whose original committed while its statement ran."""
     holder = await db.fetchrow(
         sql["dedup_holder"],
         key.account,
@@ -311,6 +361,12 @@ async def _send_result(
         # to report by id, but the send was still not enqueued twice.
         return SendResult(message.id, sequence_number=row["sequence_number"], duplicate=True)
     return SendResult(holder["message_id"], holder["sequence_number"], duplicate=True)
+
+
+def _no_repeats(messages: Sequence[NewMessage]) -> bool:
+    """Whether no two of `messages` take the same key (the common case: the batch goes
+    as it is, without first_uses's mapping)."""
+    return len({m.window_key for m in messages}) == len(messages)
 
 
 def first_uses(

@@ -337,17 +337,21 @@ ORDER BY i.ord;
 -- $5 the deduplication window (seconds).
 -- send_messages for FIFO queues without a ceiling: nothing to count and no live keys,
 -- so only the window's claim and the insert, a plan of half as many nodes (35, not 70:
--- one message sent cost the database 310 us instead of 450, its commit aside). Its
--- rows are send_messages's.
--- $4: one JSON array in send order, as send_plain_messages's, with "k" the
--- deduplication id and "w" the key its window is kept under (NewMessage.window_key, or
--- the message id when there is none). No rows back: the queue does not exist.
+-- one message sent cost the database 310 us instead of 450, its commit aside). A row
+-- per message in send order: queue_id, duplicate, sequence_number, and message_id, a
+-- duplicate's holder (NULL for a message enqueued, and for a duplicate whose holder
+-- this statement could not see).
+-- $4: one JSON array in send order, as send_plain_messages's but that "a", "h" and
+-- "d" are left out where empty, null or 0, with "k" the deduplication id and "w" the
+-- key its window is kept under where that is not "k" (NewMessage.window_key; without
+-- either, the message id). No rows back: the queue does not exist.
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 q AS (SELECT id, true AS fifo FROM queues WHERE account = $1 AND name = $2),
 -- include: fifo_send_turn
 -- the batch, numbered in send order
 input AS (
-    SELECT e.ord, e.m ->> 'i' AS id, e.m ->> 'w' AS window_key, e.m
+    SELECT e.ord, e.m ->> 'i' AS id,
+           coalesce(e.m ->> 'w', e.m ->> 'k', e.m ->> 'i') AS window_key, e.m
     FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
 ),
 -- every message, with the key its deduplication window is kept under, once the
@@ -361,15 +365,14 @@ claimable AS (
 stored AS (
     INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
                           group_id, dedup_id, sequence_number)
-    SELECT q.id, i.id, i.m ->> 'b', i.m -> 'a', i.m ->> 'h', t.now,
-           t.now + (i.m ->> 'd')::float8, i.m ->> 'g', i.m ->> 'k', c.sequence_number
+    SELECT q.id, i.id, i.m ->> 'b', coalesce(i.m -> 'a', '[]'), i.m ->> 'h', t.now,
+           t.now + coalesce((i.m ->> 'd')::float8, 0), i.m ->> 'g', i.m ->> 'k',
+           c.sequence_number
     FROM input i JOIN claimed c ON c.message_id = i.id CROSS JOIN q CROSS JOIN t
     ORDER BY i.ord
 )
-SELECT i.ord, q.id AS queue_id, false AS refused, NULL::text AS live_holder,
-       coalesce(c.message_id, f.message_id) AS message_id,
-       coalesce(c.sequence_number, f.sequence_number) AS sequence_number,
-       c.message_id IS NULL AS duplicate
+SELECT q.id AS queue_id, c.message_id IS NULL AS duplicate, f.message_id,
+       coalesce(c.sequence_number, f.sequence_number) AS sequence_number
 FROM input i CROSS JOIN q
 LEFT JOIN claimed c ON c.message_id = i.id
 -- the live holder of a duplicate's window, as it was before this statement (one probe
