@@ -1,7 +1,8 @@
-"""The FIFO claims' two statements (store/postgres/fifo.py): a queue of few groups is
+"""The FIFO claims' statements (store/postgres/fifo.py): a queue of few groups is
 claimed by probing each group, one of many groups by walking it in send order, and a
-walk that finds too few heads (most groups in flight) gives way to the probes. The
-contract suite holds both to AWS's order; these tests see which statement ran."""
+walk that finds too few heads (most groups in flight) gives way to the probes; a turn of
+receives on a queue walked claims in one statement, a group each. The contract suite holds
+them to AWS's order; these tests see which statement ran."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ import asyncpg
 
 from hopper.core.model import Delivery, NewMessage, QueueConfig, QueueKey
 from hopper.store.postgres import PostgresQueueStore
-from hopper.store.postgres.fifo import AFTER_SHORT_WALK, PROBES, WALK, claim_statement, probes_due
+from hopper.store.postgres.fifo import (
+    AFTER_SHORT_RUNS,
+    AFTER_SHORT_WALK,
+    PROBES,
+    TURN,
+    WALK,
+    claim_statement,
+    probes_due,
+    singles_due,
+)
 
 from .conftest import StoreOpener
 
@@ -27,7 +37,7 @@ class Recorded(dict[str, str]):
         self.claims: list[str] = []
 
     def __getitem__(self, name: str) -> str:
-        if name in (PROBES, WALK):
+        if name in (PROBES, WALK, TURN):
             self.claims.append(name)
         return super().__getitem__(name)
 
@@ -125,13 +135,15 @@ async def test_a_walk_that_falls_short_gives_way_to_the_probes(open_store: Store
 async def test_receives_sharing_a_turn_whose_walks_fall_short_claim_in_a_turn_of_probes(
     open_store: StoreOpener,
 ) -> None:
+    # (7 receives: a turn's walk finds a group for each, and 5 are free)
     async with open_store(listen=False) as store:
         claims = await mostly_in_flight(store)
-        answers = await asyncio.gather(*(received(store) for _ in range(3)))
-    assert sorted(answers) == [[f"g{g}/{n}" for n in range(10)] for g in (95, 96, 97)]
-    assert claims.claims[0] == WALK
+        answers = await asyncio.gather(*(received(store) for _ in range(7)))
+    assert sorted(answers) == [[], [], *([f"g{g}/{n}" for n in range(10)] for g in range(95, 100))]
+    assert claims.claims[0] in (WALK, TURN)
     assert claims.claims[-1] == PROBES
-    assert WALK not in claims.claims[claims.claims.index(PROBES):]
+    later = claims.claims[claims.claims.index(PROBES):]
+    assert WALK not in later and TURN not in later
 
 
 async def test_a_receive_with_an_attempt_id_whose_walk_falls_short_claims_by_probes(
@@ -159,3 +171,67 @@ def test_after_a_walk_falls_short_the_queue_is_probed_a_while_before_it_is_walke
     assert probes_due(PROBES, said(False), 0) == 1
     assert claim_statement(1) == PROBES
     assert claim_statement(0) == WALK
+    assert claim_statement(0, 2) == TURN
+    assert claim_statement(1, 2) == PROBES
+    assert probes_due(TURN, said(False), 0) == AFTER_SHORT_WALK
+    assert probes_due(TURN, said(True), 0) == 0
+
+
+async def test_a_turn_of_receives_gives_each_group_to_one_receive_in_its_order(
+    open_store: StoreOpener,
+) -> None:
+    # 60 groups of 25: rounds of 16 receives at once, each round's deliveries deleted
+    # before the next; the turns claim in one statement (TURN)
+    async with open_store(listen=False) as store:
+        await filled(store, 60, 25)
+        claims = recorded(store)
+        seen: dict[str, list[int]] = {}
+        while True:
+            answers: list[list[Delivery]] = await asyncio.gather(*(
+                store.receive(QUEUE, max_messages=10, visibility_timeout=600, now=None)
+                for _ in range(16)
+            ))
+            if not any(answers):
+                break
+            holders: dict[str, int] = {}
+            for place, answer in enumerate(answers):
+                for d in answer:
+                    group, number = d.message.body.split("/")
+                    # one receive a group, its messages in order from where it stood
+                    assert holders.setdefault(group, place) == place, (group, answers)
+                    assert number == str(len(seen.setdefault(group, []))), (group, answers)
+                    seen[group].append(int(number))
+            await asyncio.gather(*(
+                store.delete(QUEUE, [d.receipt for d in answer], refuse_expired=True, now=None)
+                for answer in answers if answer
+            ))
+    assert seen == {f"g{g}": list(range(25)) for g in range(60)}
+    assert TURN in claims.claims
+
+
+async def test_a_turn_whose_groups_runs_are_short_leaves_the_next_turns_to_claim_one_by_one(
+    open_store: StoreOpener,
+) -> None:
+    # 200 groups of one message: a turn's claim gives each receive one message, where
+    # claims of their own take 10 groups each
+    async with open_store(listen=False) as store:
+        await filled(store, 200, 1)
+        claims = recorded(store)
+        first = await asyncio.gather(*(received(store) for _ in range(8)))
+        assert TURN in claims.claims
+        # (the first receive may have claimed alone, before the others gathered)
+        assert sorted(map(len, first))[:7] == [1] * 7
+        assert store._singles_due[QUEUE] == AFTER_SHORT_RUNS
+        del claims.claims[:]
+        second = await asyncio.gather(*(received(store) for _ in range(8)))
+    assert [len(answer) for answer in second] == [10] * 8
+    assert set(claims.claims) == {WALK}
+
+
+def test_turns_claim_one_by_one_a_while_after_a_turn_of_short_runs() -> None:
+    # the served receives got 1 + 1 of 20: short; 10 + 10 + nothing of 30: not
+    assert singles_due(TURN, [1, 1, 0], [10, 10, 10], 0) == AFTER_SHORT_RUNS
+    assert singles_due(TURN, [10, 10, 0], [10, 10, 10], 5) == 0
+    assert singles_due(WALK, [10], [10], 5) == 4
+    assert singles_due(PROBES, [0], [10], 0) == 0
+    assert claim_statement(0, 2, 1) == WALK

@@ -3,6 +3,7 @@ index choice documented in migrations/0001_initial.sql."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -92,13 +93,21 @@ async def test_the_claims_are_prepared_once_a_connection_not_planned_at_each_rec
         await store.create_queue(plain, QueueConfig(), {}, now=None)
         for queue in (fifo, fifo, plain, plain):
             await store.receive(queue, max_messages=10, visibility_timeout=30, now=None)
+        # receives sharing turns: one claim for each turn (receive_fifo_turn)
+        for _ in range(2):
+            await asyncio.gather(*(
+                store.receive(fifo, max_messages=10, visibility_timeout=30, now=None)
+                for _ in range(4)
+            ))
         store._probes_due[fifo] = 2  # (as after a walk that fell short: fifo.py)
         for queue in (fifo, fifo):
             await store.receive(queue, max_messages=10, visibility_timeout=30, now=None)
         async with store._db.acquire() as connection:
             prepared = await connection.fetch("SELECT statement FROM pg_prepared_statements")
     texts = [row["statement"] for row in prepared]
-    for claim in ("receive_fifo_walk", "receive_fifo_messages", "receive_fair_messages"):
+    claims = ("receive_fifo_walk", "receive_fifo_turn", "receive_fifo_messages",
+              "receive_fair_messages")
+    for claim in claims:
         assert texts.count(queries()[claim]) == 1, claim
 
 
@@ -137,6 +146,7 @@ async def claimed_plans(open_store: StoreOpener, database: str) -> dict[str, dic
         "receive_fair_messages": (ACCOUNT, "q1", None, 160, 30.0, [], 2, 0.5),
         "receive_fifo_messages": (ACCOUNT, "f.fifo", None, 10, 30.0, [], 0, None),
         "receive_fifo_walk": (ACCOUNT, "f.fifo", None, 10, 30.0, [], 0, None),
+        "receive_fifo_turn": (ACCOUNT, "f.fifo", None, 2, 30.0, [], [10, 10], None),
     }
     plans = {}
     for name, args in statements.items():
@@ -236,10 +246,14 @@ async def test_the_fifo_claim_finds_groups_and_runs_through_the_group_index(
                 ]
                 await store.send(queue, batch, now=None)
     runs = {"CTE first_run", "CTE chosen"}
-    for claim in ("receive_fifo_messages", "receive_fifo_walk"):
-        plan = await generic_plan(
-            database, queries()[claim], ACCOUNT, "f1.fifo", None, 10, 30.0, [], 0, None
-        )
+    turn = (ACCOUNT, "f1.fifo", None, 2, 30.0, [], [10, 10], None)
+    claim_of_10 = (ACCOUNT, "f1.fifo", None, 10, 30.0, [], 0, None)
+    for claim, args in (
+        ("receive_fifo_messages", claim_of_10),
+        ("receive_fifo_turn", turn),
+        ("receive_fifo_walk", claim_of_10),  # (last: its plan is looked at below)
+    ):
+        plan = await generic_plan(database, queries()[claim], *args)
         on_messages = [
             node for part in subplans(plan, runs) for node in scans(part) if node[1] == "messages"
         ]
@@ -296,6 +310,11 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
             "receive_fifo_walk",
             (ACCOUNT, "big", None, 10, 30.0, [], 0, None),
             {"CTE heads", "CTE first_run", "CTE chosen"},
+        ),
+        (
+            "receive_fifo_turn",
+            (ACCOUNT, "big", None, 2, 30.0, [], [10, 10], None),
+            {"CTE heads", "CTE chosen"},
         ),
         (
             "receive_fair_messages",

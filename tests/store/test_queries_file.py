@@ -11,7 +11,8 @@ from hopper.store.postgres.pool import STATEMENT_CACHE_LIMIT
 from hopper.store.postgres.schema import named_blocks, queries
 
 CLAIMS = (
-    "receive_messages", "receive_fifo_messages", "receive_fifo_walk", "receive_fair_messages"
+    "receive_messages", "receive_fifo_messages", "receive_fifo_walk", "receive_fifo_turn",
+    "receive_fair_messages",
 )
 
 TEXT = """-- preamble, no statement
@@ -68,6 +69,12 @@ def test_what_the_two_fifo_claims_share_is_written_once() -> None:
         assert text.count(step) == 1, step
         for claim in ("receive_fifo_messages", "receive_fifo_walk"):
             assert sql[claim].count(step) == 1, (claim, step)
+    # The turn's claim walks as the walk does and locks as both do; it reads its runs
+    # its own way (one group a receive).
+    for step in ("walked AS MATERIALIZED (", "locked AS MATERIALIZED ("):
+        assert text.count(step) == 1, step
+        assert sql["receive_fifo_turn"].count(step) == 1, step
+    assert sql["receive_fifo_walk"].count("walked AS MATERIALIZED (") == 1
 
 
 def test_the_fifo_deduplication_claim_is_written_once() -> None:

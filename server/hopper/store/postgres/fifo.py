@@ -13,6 +13,11 @@ claims nothing and says so; the receive then claims with the probes, and so do t
 queue's next AFTER_SHORT_WALK claims at least: a queue whose first messages stay those
 of groups in flight would otherwise pay a walk that falls short (up to 512 probes) at
 every other claim.
+
+A turn of several receives on a queue to walk claims in one execution of
+receive_fifo_turn, each receive a served group's run, instead of one execution each: a
+claim's executor start-up (every node and InitPlan of its plan) was nearly half of it,
+paid again by each receive of the turn.
 """
 
 from __future__ import annotations
@@ -29,15 +34,37 @@ DEDUP_SWEEP_EVERY = 64
 
 PROBES = "receive_fifo_messages"
 WALK = "receive_fifo_walk"
+TURN = "receive_fifo_turn"
 
 
 # After a walk fell short, the queue's claims probe this many times before one walks.
 AFTER_SHORT_WALK = 64
 
+# After a turn's claim (TURN) gave its receives that got a group less than half of what
+# they asked for (the groups' runs are shorter than the receives' limits: one message a
+# group, say, where a claim of its own would go on to further groups), the queue's next
+# this many turns claim receive by receive.
+AFTER_SHORT_RUNS = 64
 
-def claim_statement(probes_due: int) -> str:
-    """The claim for a queue whose claims are to probe `probes_due` more times."""
-    return PROBES if probes_due > 0 else WALK
+
+def claim_statement(probes_due: int, receives: int = 1, singles_due: int = 0) -> str:
+    """The claim for `receives` receives of a queue whose claims are to probe
+    `probes_due` more times, and whose turns are to claim receive by receive
+    `singles_due` more times."""
+    if probes_due > 0:
+        return PROBES
+    return TURN if receives > 1 and singles_due == 0 else WALK
+
+
+def singles_due(statement: str, got: Sequence[int], limits: Sequence[int], due: int) -> int:
+    """How many turns of a queue claim receive by receive, after a turn by `statement`
+    whose receives got `got` messages of their `limits`, `due` before it: AFTER_SHORT_RUNS
+    after a TURN whose served receives got less than half of what they asked for, none
+    after one that did not; one fewer after any other turn."""
+    if statement != TURN:
+        return max(due - 1, 0)
+    asked = sum(limit for count, limit in zip(got, limits, strict=True) if count > 0)
+    return AFTER_SHORT_RUNS if 2 * sum(got) < asked else 0
 
 
 def probes_due(statement: str, rows: Sequence[asyncpg.Record], due: int) -> int:
@@ -45,7 +72,7 @@ def probes_due(statement: str, rows: Sequence[asyncpg.Record], due: int) -> int:
     that returned `rows` (its `many_groups`), `due` before it. A walk that found its
     heads walks again; probes that found few groups probe again; probes that found many
     count down what a walk that fell short left due."""
-    if statement == WALK:
+    if statement in (WALK, TURN):
         return 0 if rows[0]["many_groups"] else AFTER_SHORT_WALK
     if not rows[0]["many_groups"]:
         return max(due, 1)
@@ -55,14 +82,25 @@ def probes_due(statement: str, rows: Sequence[asyncpg.Record], due: int) -> int:
 def fell_short(statement: str, rows: Sequence[asyncpg.Record]) -> bool:
     """Whether a claim by `statement` is a walk that found too few heads: it claimed
     nothing, and the receive claims again with PROBES."""
-    return statement == WALK and not rows[0]["many_groups"]
+    return statement in (WALK, TURN) and not rows[0]["many_groups"]
 
 
 def turn_arguments(
-    key: QueueKey, now: float | None, lease: float, limits: Sequence[int], lock: int
+    statement: str,
+    key: QueueKey,
+    now: float | None,
+    lease: float,
+    limits: Sequence[int],
+    lock: int,
 ) -> list[tuple[object, ...]]:
     """A turn's statements (pool.fetched_together): a first that claims nothing and
-    takes the queue's receive lock, then a claim of each limit, each with its place."""
+    takes the queue's receive lock, then a claim of each limit, each with its place, or
+    (TURN) one claim of them all."""
+    if statement == TURN:
+        return [
+            (key.account, key.name, now, 0, lease, [], [], lock),
+            (key.account, key.name, now, len(limits), lease, [], list(limits), None),
+        ]
     return [
         (key.account, key.name, now, 0, lease, [], 0, lock),
         *(
@@ -70,6 +108,20 @@ def turn_arguments(
             for place, limit in enumerate(limits, 1)
         ),
     ]
+
+
+def turn(
+    probes_due: int,
+    singles_due: int,
+    key: QueueKey,
+    now: float | None,
+    lease: float,
+    limits: Sequence[int],
+    lock: int,
+) -> tuple[str, list[tuple[object, ...]]]:
+    """A turn's claim statement (claim_statement) and its arguments (turn_arguments)."""
+    statement = claim_statement(probes_due, len(limits), singles_due)
+    return statement, turn_arguments(statement, key, now, lease, limits, lock)
 
 
 def turn_claims(rows: Sequence[asyncpg.Record], receives: int) -> list[list[asyncpg.Record]]:

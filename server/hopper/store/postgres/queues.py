@@ -25,6 +25,7 @@ class QueueStatements:
     # what the store learnt of each queue (PostgresQueueStore), forgotten with it
     _grouped: dict[QueueKey, bool]
     _probes_due: dict[QueueKey, int]
+    _singles_due: Counter[QueueKey]
     _dead_lettered: Counter[QueueKey]
 
     @property
@@ -94,7 +95,7 @@ class QueueStatements:
                 self._sql["delete_queue"], key.account, key.name, now
             )
         # What this process learnt of the queue goes with it.
-        for known in (self._grouped, self._probes_due, self._dead_lettered):
+        for known in (self._grouped, self._probes_due, self._singles_due, self._dead_lettered):
             known.pop(key, None)
         return deleted_at
 

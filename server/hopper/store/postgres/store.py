@@ -124,8 +124,10 @@ class PostgresQueueStore(
         # queue not yet received from here is claimed the fair way once.
         self._grouped: dict[QueueKey, bool] = {}
         # FIFO queues: per queue, how many claims probe each group before one walks the
-        # queue (fifo.py); a queue not claimed here yet is walked.
+        # queue, and how many turns claim receive by receive before one claims for all
+        # (fifo.py); a queue not claimed here yet is walked, a turn in one claim.
         self._probes_due: dict[QueueKey, int] = {}
+        self._singles_due: Counter[QueueKey] = Counter()
         # FIFO queues: receives here so far, for _dedup_sweep_due.
         self._fifo_receives: Counter[QueueKey] = Counter()
         self.vacuum = Vacuum(self._vacuum_messages)
@@ -369,16 +371,15 @@ class PostgresQueueStore(
 
     async def _fifo_turn(self, group: ClaimGroup, wanted: list[int]) -> list[list[Delivery]]:
         """One turn under the queue's receive lock for FIFO receives that waited for it,
-        in one round trip and one transaction (pool.fetched_together): a first statement
-        that takes the lock and claims nothing, then their claims one after another, each
-        seeing the leases of the claims before it as it would in a turn of its own (the
-        same statement, its own limit). The database runs them back to back and commits,
-        so the lock is held for the claims' own work, not for round trips to this
-        process. Receives whose walk fell short (fifo.py) claim again in a turn with the
-        probes. A receive whose claim moved poison messages to the dead-letter queue
-        looks again for the places they took, in a turn of its own. A receive whose
-        client hung up meanwhile still gets its claim, leased to nobody until the lease
-        runs out, as a lone receive's would."""
+        in one round trip and one transaction (pool.fetched_together): a statement taking
+        the lock and claiming nothing, then their claims one after another, each seeing
+        the leases of the ones before it, or, on a queue to walk, one claim for all
+        (fifo.turn). The database runs them back to back and commits: the lock is held
+        for the claims' own work.
+        Receives whose walk fell short (fifo.py) claim again in a turn with the probes.
+        A receive whose claim moved poison messages to the dead-letter queue looks again
+        for the places they took, in a turn of its own. A receive whose client hung up
+        meanwhile still gets its claim, leased to nobody until the lease runs out."""
         key, visibility_timeout, now = group
         answers: dict[int, list[Delivery]] = {}
         waiting = list(range(len(wanted)))
@@ -388,10 +389,10 @@ class PostgresQueueStore(
                     connection, self._sql["forget_dedup_ids"], key.account, key.name, now
                 )
             while waiting:
-                statement = fifo.claim_statement(self._probes_due.get(key, 0))
-                turn = fifo.turn_arguments(
-                    key, now, float(visibility_timeout), [wanted[i] for i in waiting],
-                    receive_lock(key),
+                limits = [wanted[i] for i in waiting]
+                statement, turn = fifo.turn(
+                    self._probes_due.get(key, 0), self._singles_due[key],
+                    key, now, float(visibility_timeout), limits, receive_lock(key),
                 )
                 rows = await fetched_together(connection, self._sql[statement], turn)
                 short = []
@@ -407,6 +408,9 @@ class PostgresQueueStore(
                                 connection, key, wanted[i], visibility_timeout, now, deliveries
                             )
                     answers[i] = deliveries
+                got = [len(answers.get(i, ())) for i in waiting]
+                due = fifo.singles_due(statement, got, limits, self._singles_due[key])
+                self._singles_due[key] = due
                 if short:
                     self._probes_due[key] = fifo.AFTER_SHORT_WALK  # (the next turn probes)
                 waiting = short

@@ -633,8 +633,8 @@ ORDER BY c.seq;
 -- The FIFO claims' runs (receive_fifo_messages, receive_fifo_walk include it, after each
 -- claim's `served`: group_id, seq and visible_at of the head of each group the receive
 -- serves, and its rank among them, at most $4 groups): the messages each served group
--- gives, locked, up to `picked` (queue_id, id, seq, receive_count, carried_receive_count,
--- ctid and place, the message's place in the receive's answer). The claim's answer is
+-- gives, as `chosen` (id, seq, group_id, ctid and place, the message's place in the
+-- receive's answer), locked by fragment fifo_locks, which follows it. The claim's answer is
 -- the served groups' deliverable runs, each whole before the next, cut at $4 messages: a
 -- group's run is its messages from the head up to, not including, the first in flight or
 -- delayed (a message whose lease ended is deliverable again while a later one is in
@@ -687,6 +687,13 @@ chosen AS MATERIALIZED (
     UNION ALL
     SELECT * FROM other_runs WHERE place <= $4
 ),
+
+-- fragment: fifo_locks
+-- The FIFO claims' locks (after each claim's `chosen`: id, seq, group_id, ctid and place
+-- of the messages its groups' runs give, in the order it claims them): the chosen
+-- messages, locked, as `picked` (queue_id, id, seq, receive_count, carried_receive_count,
+-- ctid, place), each group's run cut at a message locked elsewhere.
+
 -- locked, by the address the run's read found each at (a Tid Scan, not a primary-key
 -- probe a message). FIFO receives of a queue take turns (lock_queue_for_receive), so a
 -- chosen message is locked elsewhere only by a statement deleting it (a purge, the
@@ -773,6 +780,7 @@ served AS MATERIALIZED (
     LIMIT $4
 ),
 -- include: fifo_runs
+-- include: fifo_locks
 -- include: claim_deliveries
     RETURNING m.*, m.ctid AS address, p.place
 )
@@ -788,16 +796,12 @@ FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.place;
 
--- name: receive_fifo_walk
--- Claim a FIFO queue of many groups: receive_fifo_messages (its parameters, its rows)
--- but for how it finds the groups' heads, walking the queue in send order instead of
--- probing every group, and for `many_groups`, which says here whether the walk found
--- every head it needs. When it did not (the queue's first messages are mostly of groups
--- in flight) it claims nothing, and the store claims with receive_fifo_messages instead
--- (store/postgres/fifo.py). Probing each of 65 groups was half of a claim; a
--- separate statement, not a branch of one: each execution starts every node of its
--- plan, and the one statement's 131 nodes were a third of its CPU.
--- include: claim_opening
+-- fragment: fifo_walk
+-- The walk of a FIFO queue of many groups (receive_fifo_walk, receive_fifo_turn include it,
+-- after claim_opening): the receive lock ($8), the groups' heads found by walking the
+-- queue in send order, whether the walk found all it needs (`walked`), and `served`,
+-- the $4 groups served first (group_id, seq, visible_at, rank).
+
 -- the queue's receive lock ($8), as in receive_fifo_messages
 turn AS (SELECT pg_advisory_xact_lock($8::int8)),
 -- the queue's visible messages in sequence order (messages_queue_order), each with
@@ -856,7 +860,20 @@ served AS MATERIALIZED (
     ORDER BY h.visible_at, h.seq
     LIMIT $4
 ),
+
+-- name: receive_fifo_walk
+-- Claim a FIFO queue of many groups: receive_fifo_messages (its parameters, its rows)
+-- but for how it finds the groups' heads, walking the queue in send order instead of
+-- probing every group, and for `many_groups`, which says here whether the walk found
+-- every head it needs. When it did not (the queue's first messages are mostly of groups
+-- in flight) it claims nothing, and the store claims with receive_fifo_messages instead
+-- (store/postgres/fifo.py). Probing each of 65 groups was half of a claim; a
+-- separate statement, not a branch of one: each execution starts every node of its
+-- plan, and the one statement's 131 nodes were a third of its CPU.
+-- include: claim_opening
+-- include: fifo_walk
 -- include: fifo_runs
+-- include: fifo_locks
 -- include: claim_deliveries
     RETURNING m.*, m.ctid AS address, p.place
 )
@@ -866,6 +883,57 @@ SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM move
 FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.place;
+
+-- name: receive_fifo_turn
+-- Claim a FIFO queue of many groups for a whole turn of receives in one execution:
+-- receive_fifo_walk (its walk, its facts) but for how the served groups are dealt out.
+-- $1 account, $2 queue name, $3 now, $4 the turn's receives (how many groups to serve),
+-- $5 the lease (seconds), $6 ids claimed already (none: '{}'), $7 the receives' limits
+-- (int4[], in turn order), $8 the queue's receive lock to take or NULL. Receive j gets the
+-- j-th served group's run alone, cut at its limit: a group never goes to two receives
+-- (two receivers would hold one group in flight), and each receive takes the group a
+-- claim of its own after those before it would have served first. A receive whose group's
+-- run is shorter than its limit gets fewer messages than such a claim would have given
+-- (it would have gone on to the next groups): AWS allows fewer. One execution instead of
+-- one a receive: a claim's executor start-up was nearly half of its CPU
+-- (store/postgres/fifo.py). Its rows: at least one a receive, with its place in the turn
+-- (`turn_place`, 1 to $4; 0 for the turn's first statement, $4 = 0, which claims nothing
+-- and takes the lock), the deliveries of each receive in its group's order, and the
+-- queue's facts; `moved` counts the messages of the receive's group moved to the
+-- dead-letter queue.
+-- include: claim_opening
+-- include: fifo_walk
+-- each served group's deliverable run, cut at the limit of the receive it goes to (its
+-- rank): `turn_place`
+chosen AS MATERIALIZED (
+    SELECT x.id, x.seq, x.group_id, x.ctid, x.place, h.rank AS turn_place
+    FROM served h
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.seq, m.group_id, m.ctid,
+               bool_and(m.visible_at <= (SELECT now FROM q)) OVER w AS deliverable,
+               row_number() OVER w AS place
+        FROM messages m
+        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = h.group_id
+          AND m.seq >= h.seq
+          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+        WINDOW w AS (ORDER BY m.seq)
+        ORDER BY m.seq LIMIT ($7::int4[])[h.rank::int4]
+    ) x
+    WHERE x.deliverable
+),
+-- include: fifo_locks
+-- include: claim_deliveries
+    RETURNING m.*, m.ctid AS address, p.place
+)
+SELECT (SELECT id FROM q) IS NOT NULL AS queue_found,
+       (SELECT count(*) FROM moved v JOIN chosen e ON e.id = v.id
+        WHERE e.turn_place = r.turn_place) AS moved,
+       (SELECT complete FROM walked) AS many_groups,
+       (SELECT r.turn_place FROM turn) AS turn_place, c.*
+FROM generate_series(least($4::int4, 1), $4::int4) AS r (turn_place)
+LEFT JOIN claimed c
+    ON c.group_id = (SELECT s.group_id FROM served s WHERE s.rank = r.turn_place)
+ORDER BY r.turn_place, c.place;
 
 -- name: receive_fair_messages
 -- Claim receivable messages with fair-queue priority. $1 account, $2 queue name, $3 now,
