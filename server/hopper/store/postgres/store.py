@@ -48,9 +48,9 @@ from hopper.core.wakeups import news
 from hopper.store.postgres.coalesce import Coalescer
 from hopper.store.postgres.counts import CountStatements
 from hopper.store.postgres.deletes import DeleteHints
+from hopper.store.postgres.failures import DATABASE_ERRORS, translated
 from hopper.store.postgres.listener import Listener
 from hopper.store.postgres.pool import (
-    DATABASE_ERRORS,
     deadlock_retried,
     fetched_together,
     held_on,
@@ -58,7 +58,6 @@ from hopper.store.postgres.pool import (
     open_pool,
     receive_lock,
     receive_turn,
-    translated,
 )
 from hopper.store.postgres.queues import QueueStatements
 from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone
