@@ -1,4 +1,4 @@
-"""hopper's SQS endpoint (hopper.http.Endpoint, in memory) as an RSGI app for granian:
+"""hopper's SQS endpoint (hopper.endpoint.Endpoint, in memory) as an RSGI app for granian:
 granian's leanest interface, with no ASGI cycle, for the HTTP layer's comparison
 (the benchmark's `hopper-rsgi` target). SQS calls only: no console, no /health, and
 none of hopper's connection limits (granian parses HTTP in Rust, below any hook).
@@ -13,7 +13,7 @@ from typing import Any
 
 from hopper.app import assemble
 from hopper.direct import endpoint_of
-from hopper.http import Endpoint, Head
+from hopper.endpoint import Endpoint, Head
 from hopper.settings import load
 
 

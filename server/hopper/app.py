@@ -21,7 +21,8 @@ from hopper.core.service import QueueService
 from hopper.core.store import QueueStore
 from hopper.declared import apply, declared_queues, guarded
 from hopper.dispatch import Dispatchers
-from hopper.http import AsgiApp, Handler, framework_errors, front, routes
+from hopper.endpoint import Handler
+from hopper.http import AsgiApp, framework_errors, front, routes
 from hopper.observability import scrapes
 from hopper.observability.dispatch_metrics import DispatchRecorder
 from hopper.observability.metrics import Recorder

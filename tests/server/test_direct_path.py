@@ -67,7 +67,7 @@ def test_uvicorn_is_the_pinned_release_whose_internals_the_direct_path_was_writt
 def test_hopper_serves_sqs_calls_on_the_direct_path_through_its_own_wrappers():
     # What `hopper serve` hands uvicorn, loaded as uvicorn loads it. A new wrapper
     # around the app turns the direct path off (it could be a check the direct path
-    # would skip): such a wrapper's work belongs in http.Endpoint, which both paths
+    # would skip): such a wrapper's work belongs in endpoint.Endpoint, which both paths
     # run, or it must say it passes SQS calls through (`sqs_inner`).
     app = serving.refusing_in_one_line(create_app(load({}, environ={})), lambda _: None)
     config = uvicorn.Config(app, http=DirectProtocol, lifespan="off")
@@ -93,8 +93,8 @@ def test_the_direct_protocol_overrides_only_what_it_stands_in_for():
     own = {name for name in vars(DirectProtocol) if not name.startswith("__")}
     assert own == {
         "endpoint", "checks", "connection_made", "on_message_begin",
-        "on_headers_complete", "on_body", "on_message_complete", "_exchange", "_head",
-        "_asgi_scope", "_scope", "_answer", "_write", "_responded",
+        "on_headers_complete", "on_body", "on_message_complete", "_exchange",
+        "_asgi_scope", "_answer", "_write", "_responded",
     }
 
 

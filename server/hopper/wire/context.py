@@ -13,7 +13,7 @@ from hopper.wire.regions import scoped_account
 class RequestContext:
     """One request's circumstances, built by the transport (http.py) per request, and
     not changed after (not frozen only because a frozen dataclass is dearer to make:
-    see http.Incoming).
+    see endpoint.Incoming).
 
     `base_url` is "scheme://host[:port]" as the client addressed us, so queue URLs
     handed back work from where the client stands. `path_queue` is set when the

@@ -34,9 +34,8 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from hopper.core.rounds import Regather
@@ -57,12 +56,13 @@ REGATHER_MIN_CALLERS = 2
 REGATHER_MAX_SECONDS = 0.004
 
 
-@dataclass
 class _Group(Generic[T, R]):
-    items: list[T] = field(default_factory=list)
-    size: int = 0
-    # one (count of items, future of their results) per caller, in order
-    callers: list[tuple[int, asyncio.Future[list[R]]]] = field(default_factory=list)
+    # (Not a dataclass: mypyc compiles no generic one.)
+    def __init__(self) -> None:
+        self.items: list[T] = []
+        self.size = 0
+        # one (count of items, future of their results) per caller, in order
+        self.callers: list[tuple[int, asyncio.Future[list[R]]]] = []
 
 
 class Coalescer(Generic[K, T, R]):
@@ -83,7 +83,7 @@ class Coalescer(Generic[K, T, R]):
         if hold is None:
             if run is None:
                 raise TypeError("a Coalescer takes run or hold")
-            hold = _bare(run)
+            hold = _Bare(run)
         self._hold = hold
         self._size = size
         self._max_items = max_items
@@ -214,14 +214,21 @@ class Coalescer(Generic[K, T, R]):
         return coming_back
 
 
-def _bare(run: Run[K, T, R]) -> Callable[[K], AbstractAsyncContextManager[Run[K, T, R]]]:
-    """The hold of a coalescer without one: `run` itself, nothing held."""
+class _Bare(Generic[K, T, R]):
+    """The hold of a coalescer without one: `run` itself, nothing held. (A class, not
+    an asynccontextmanager: mypyc compiles no async generator.)"""
 
-    @contextlib.asynccontextmanager
-    async def hold(key: K) -> AsyncIterator[Run[K, T, R]]:
-        yield run
+    def __init__(self, run: Run[K, T, R]) -> None:
+        self._run = run
 
-    return hold
+    def __call__(self, key: K) -> _Bare[K, T, R]:
+        return self
+
+    async def __aenter__(self) -> Run[K, T, R]:
+        return self._run
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
 
 
 def every(results: list[Any]) -> bool:

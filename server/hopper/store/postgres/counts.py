@@ -11,7 +11,8 @@ import asyncpg
 
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import PeekedMessage, QueueKey, QueueStats
-from hopper.store.postgres.pool import fetchrow_planned_for_values, translated
+from hopper.store.postgres.failures import translated
+from hopper.store.postgres.pool import fetchrow_planned_for_values
 from hopper.store.postgres.rows import found, found_id, peeked
 from hopper.store.postgres.vacuum import Vacuum
 

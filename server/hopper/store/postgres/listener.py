@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from hopper.core.model import QueueKey
-from hopper.store.postgres.pool import DATABASE_ERRORS
+from hopper.store.postgres.failures import DATABASE_ERRORS
 
 CHANNEL = "hopper_wakeup"
 

@@ -1,8 +1,8 @@
 """The Postgres store's edge: how its connections are opened and set up, how statements
 that need it are planned or retried, and what asyncpg's exceptions become.
 
-No asyncpg exception escapes the store: `translated` turns each into the core's
-`QueueNotFound` or `StoreUnavailable`, and `open_pool` a failed connection into
+No asyncpg exception escapes the store: `translated` (failures.py) turns each into the
+core's `QueueNotFound` or `StoreUnavailable`, and `open_pool` a failed connection into
 `DatabaseUnreachable`.
 """
 
@@ -12,16 +12,16 @@ import contextlib
 import functools
 import hashlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 import asyncpg
 
 from hopper import jsoncodec
-from hopper.core.errors import QueueNotFound, StoreUnavailable
 from hopper.core.model import QueueKey
 from hopper.store.postgres.coalesce import Run
+from hopper.store.postgres.failures import DATABASE_ERRORS
 from hopper.store.postgres.schema import Connectable, DatabaseUnreachable
 
 K = TypeVar("K")
@@ -43,17 +43,6 @@ PLANNING = {"plan_cache_mode": "force_generic_plan", "jit": "off"}
 # a claim took 3 ms of the database's CPU instead of 0.6. Every statement of
 # queries.sql is held below this (tests/store/test_queries_file.py).
 STATEMENT_CACHE_LIMIT = 64 * 1024
-# InternalClientError: a connection the server cut while asyncpg was mid-statement (seen
-# as "cannot switch to state 15; another operation is in progress" committing a
-# transaction during a database outage) is as unavailable as a refused one.
-DATABASE_ERRORS = (
-    OSError,
-    TimeoutError,
-    asyncpg.PostgresError,
-    asyncpg.InterfaceError,
-    asyncpg.InternalClientError,
-)
-
 
 async def open_pool(dsn: str, schema: str, *, min_size: int, max_size: int) -> asyncpg.Pool:
     """The store's pool on `schema`. Raises DatabaseUnreachable."""
@@ -194,17 +183,3 @@ async def receive_turn(connection: Connectable, key: QueueKey) -> AsyncIterator[
             await connection.execute("ROLLBACK")
         raise
     await connection.execute("COMMIT")
-
-
-@contextlib.contextmanager
-def translated(key: QueueKey | None = None) -> Iterator[None]:
-    """asyncpg's exceptions become the core's: a foreign-key failure means the queue
-    was deleted under us; anything else means the database is not doing its job."""
-    try:
-        yield
-    except asyncpg.ForeignKeyViolationError as error:
-        if key is None:
-            raise StoreUnavailable(str(error)) from error
-        raise QueueNotFound(key) from error
-    except DATABASE_ERRORS as error:
-        raise StoreUnavailable(f"{type(error).__name__}: {error}") from error

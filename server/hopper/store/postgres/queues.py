@@ -13,7 +13,7 @@ import asyncpg
 
 from hopper.core.model import QueueConfig, QueueKey, QueueRecord
 from hopper.store.postgres.coalesce import Coalescer
-from hopper.store.postgres.pool import translated
+from hopper.store.postgres.failures import translated
 from hopper.store.postgres.rows import config_json, found, record
 from hopper.store.postgres.schema import Connectable
 

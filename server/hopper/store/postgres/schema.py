@@ -18,13 +18,13 @@ import functools
 import re
 import zlib
 from importlib import resources
-from typing import Any
+from typing import Any, TypeAlias
 
 import asyncpg
 import asyncpg.pool
 
 # A plain connection, or one borrowed from a pool.
-Connectable = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
+Connectable: TypeAlias = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
 
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _BLOCK = re.compile(r"^--\s*(name|fragment):\s*(\w+)\s*$", re.MULTILINE)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import cast
+from typing import TypeAlias, cast
 
 import asyncpg
 
@@ -32,7 +32,7 @@ from hopper.store.postgres.pool import deadlock_retried, held_on
 from hopper.store.postgres.rows import arrived_delivered, attributes_json
 from hopper.store.postgres.schema import Connectable
 
-Database = Connectable | asyncpg.Pool
+Database: TypeAlias = Connectable | asyncpg.Pool
 
 # What sends may share a statement on: the queue, the clock's reading, the depth ceiling.
 SendGroup = tuple[QueueKey, float | None, int | None]

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import asyncpg
 
 from hopper.core.model import QueueKey
-from hopper.store.postgres.pool import translated
+from hopper.store.postgres.failures import translated
 
 
 class DispatchSlotStatements:

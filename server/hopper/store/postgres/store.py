@@ -49,9 +49,9 @@ from hopper.store.postgres import fifo
 from hopper.store.postgres.coalesce import Coalescer
 from hopper.store.postgres.counts import CountStatements
 from hopper.store.postgres.deletes import DeleteHints
+from hopper.store.postgres.failures import DATABASE_ERRORS, translated
 from hopper.store.postgres.listener import Listener
 from hopper.store.postgres.pool import (
-    DATABASE_ERRORS,
     deadlock_retried,
     fetched_together,
     held_on,
@@ -59,7 +59,6 @@ from hopper.store.postgres.pool import (
     open_pool,
     receive_lock,
     receive_turn,
-    translated,
 )
 from hopper.store.postgres.queues import QueueStatements
 from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import asyncpg
 
 from hopper.core.model import MoveTask, MoveTaskStatus, QueueKey
-from hopper.store.postgres.pool import translated
+from hopper.store.postgres.failures import translated
 from hopper.store.postgres.rows import move_task
 
 

@@ -23,7 +23,8 @@ from hopper.sns.errors import NotFound
 from hopper.sns.model import Post, Subscription, Topic
 from hopper.sns.store import QueueCopy
 from hopper.store.postgres import fanout
-from hopper.store.postgres.pool import open_pool, translated
+from hopper.store.postgres.failures import translated
+from hopper.store.postgres.pool import open_pool
 from hopper.store.postgres.schema import checked_schema, named_blocks
 
 
