@@ -20,6 +20,7 @@ from hopper.store.postgres.fifo import (
     TURN,
     WALK,
     claim_statement,
+    coming_back,
     probes_due,
     singles_due,
 )
@@ -235,3 +236,8 @@ def test_turns_claim_one_by_one_a_while_after_a_turn_of_short_runs() -> None:
     assert singles_due(WALK, [10], [10], 5) == 4
     assert singles_due(PROBES, [0], [10], 0) == 0
     assert claim_statement(0, 2, 1) == WALK
+
+
+def test_a_receive_that_got_messages_is_coming_back() -> None:
+    assert coming_back([[]]) is False
+    assert coming_back([[cast(Delivery, object())]]) is True

@@ -160,7 +160,8 @@ class PostgresQueueStore(
         # FIFO receives of a queue take turns under its receive lock; those waiting for
         # a turn share the next one (one transaction, their claims one after another).
         self._fifo_turns: Coalescer[ClaimGroup, int, list[Delivery]] = Coalescer(
-            self._fifo_turn, size=lambda wanted: 1, max_items=FIFO_TURN_RECEIVES, parallel=1
+            self._fifo_turn, size=lambda wanted: 1, max_items=FIFO_TURN_RECEIVES, parallel=1,
+            regather=fifo.coming_back,
         )
         self._dead_lettered: Counter[QueueKey] = Counter()
 
