@@ -202,7 +202,7 @@ def _serve_on(settings: Settings, sock: socket.socket) -> int:
     """Serve on the bound `sock`; 0 after a clean shutdown, EXIT_UNUSABLE after saying
     why the store, the settings or a declared queue cannot be used."""
     from hopper import serving
-    from hopper.app import create_app
+    from hopper.app import collect_less, create_app
 
     if not _store_usable(settings):
         return EXIT_UNUSABLE
@@ -249,6 +249,7 @@ def _serve_on(settings: Settings, sock: socket.socket) -> int:
     # the handler that was installed before it; a clean shutdown should exit 0 instead.
     for handled in (signal.SIGINT, signal.SIGTERM):
         signal.signal(handled, lambda *_: None)
+    collect_less()
     serving.run(app, sock, settings.host, options)
     return 0
 

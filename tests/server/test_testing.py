@@ -6,6 +6,7 @@ on the in-memory store with nothing else set up, and on PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -144,3 +145,24 @@ def test_reset_empties_the_queues_of_every_account(tmp_path: Path):
         server.reset()
         for sqs in clients:
             assert sqs.list_queues().get("QueueUrls", []) == []
+
+
+def test_hopper_server_leaves_its_hosts_garbage_collector_alone():
+    # `hopper serve` tunes the collector for serving (hopper.app.collect_less); a server
+    # inside someone's test suite must not retune theirs.
+    before = gc.get_threshold(), gc.get_freeze_count()
+    with HopperServer() as server:
+        sqs = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1",
+                           aws_access_key_id="x", aws_secret_access_key="x")
+        url = sqs.create_queue(QueueName="collected")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="hello")
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_a_serving_process_freezes_start_up_and_collects_less():
+    done = subprocess.run(
+        [sys.executable, "-c", "import gc; from hopper.app import GC_THRESHOLDS, collect_less;"
+         " collect_less(); print(gc.get_threshold() == GC_THRESHOLDS, gc.get_freeze_count() > 0)"],
+        env=server_environment(), capture_output=True, text=True, timeout=60,
+    )
+    assert done.stdout.split() == ["True", "True"], done.stderr
