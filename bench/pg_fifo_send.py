@@ -80,10 +80,17 @@ async def measure(
     elapsed = time.monotonic() - started
     own = time.process_time() - own_before
     database = sum(process_seconds(pid) for pid in pids) - database_before
+    # No sizes when store/postgres/sends.py runs compiled: its calls of send_unique
+    # do not go through the module attribute `counting` wraps.
+    statements = (
+        f"{sum(sizes) / len(sizes):.0f} messages a statement"
+        if sizes
+        else "statements not counted (sends.py compiled)"
+    )
     return (
         f"{queue.name:>10}: {messages / elapsed:7.0f} msg/s; CPU a message: backends "
         f"{database / messages * 1e6:5.1f} us, this process {own / messages * 1e6:5.1f} us; "
-        f"{sum(sizes) / len(sizes):.0f} messages a statement"
+        f"{statements}"
     )
 
 
