@@ -173,7 +173,7 @@ RETURNING id, token, sent_at, visible_at;
 -- lock's keys: the schema (queue ids repeat across schemas) and the queue, in the
 -- two-key space (the receive lock, pool.receive_lock, is in the other). What else
 -- draws places in a FIFO queue takes the turn too: a claim dead-lettering into it
--- (fragment claim_deliveries, `dead_letter_turn`) and a move into it (move_messages,
+-- (fragment claim_deliveries, `poison`) and a move into it (move_messages,
 -- `turns`), each after its source's receive lock, several in the order of their
 -- queues' ids. Not a lock the sends share and a receive takes alone: sends and
 -- receives of a queue then took turns, and FIFO sends beside receives fell by two
@@ -538,35 +538,35 @@ expired AS (
 -- own order (seq, place, rank).
 -- $5: the lease (seconds).
 
--- a FIFO dead-letter queue's send turn (fragment fifo_send_turn), taken before the
--- poison messages below draw their places there, and only by a claim that moves some
--- (read only by `poison`, on its first poison message): the moves commit in the order
--- of their places, as sends do, or a receive there could claim a moved message while a
--- send of its group, earlier in send order and not yet committed, was not yet there.
--- Deadlocks: the claim holds its own queue's receive lock (pool.receive_lock), then
--- waits for this turn; whoever holds the turn (a send, a move, a claim dead-lettering
--- there, a caller's transaction through hopper.enqueue) takes no receive lock after it
--- (the receive lock is always taken first, and nothing takes it while holding a send
--- turn), and waits for no message this claim locked (a send locks none; another
--- claim or move locks its own queue's messages, SKIP LOCKED), so no cycle closes
-dead_letter_turn AS MATERIALIZED (
-    SELECT pg_advisory_xact_lock(hashtext(current_schema()), hashint8(q.dead_letter_id))
-    FROM q
-    WHERE q.dead_letter_fifo AND EXISTS (
-        SELECT 1 FROM picked p
-        WHERE p.receive_count - p.carried_receive_count >= q.max_receive_count)
-),
 -- poison: picked messages already received max_receive_count times from this queue
 -- (receives counted before they arrived here are carried, not counted again) move to
 -- the dead-letter queue as new arrivals there, instead of being delivered; their places
 -- in its send order are drawn after sorting, so they arrive in the order they had here
--- (a FIFO dead-letter queue keeps each group's order), and after the FIFO queue's send
--- turn (the filter, below the sort, takes it before the first place is drawn)
+-- (a FIFO dead-letter queue keeps each group's order).
+-- `turn`: a FIFO dead-letter queue's send turn (fragment fifo_send_turn), taken by the
+-- first poison message before it draws its place (a select list is computed left to
+-- right; taken again, a lock held already costs nothing), so only by a claim that
+-- moves some there: the moves commit in the order of their places, as sends do, or a
+-- receive there could claim a moved message while a send of its group, earlier in send
+-- order and not yet committed, was not yet there. (A CTE of its own, read by this one,
+-- cost every claim 4 plan nodes started and never run: 54,000 instructions a plain
+-- claim, bench/README.md, branch fifogap.) Deadlocks: the claim
+-- holds its own queue's receive lock (pool.receive_lock), then waits for this turn;
+-- whoever holds the turn (a send, a move, a claim dead-lettering there, a caller's
+-- transaction through hopper.enqueue) takes no receive lock after it (the receive lock
+-- is always taken first, and nothing takes it while holding a send turn), and waits for
+-- no message this claim locked (a send locks none; another claim or move locks its own
+-- queue's messages, SKIP LOCKED), so no cycle closes
 poison AS (
-    SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
+    SELECT p.queue_id, p.id,
+           CASE WHEN q.dead_letter_fifo
+                THEN pg_advisory_xact_lock(hashtext(current_schema()),
+                                           hashint8(q.dead_letter_id)) IS NULL
+           END AS turn,
+           nextval('message_order') AS seq
+    FROM picked p, q
     WHERE q.dead_letter_id IS NOT NULL
       AND p.receive_count - p.carried_receive_count >= q.max_receive_count
-      AND (NOT q.dead_letter_fifo OR EXISTS (SELECT 1 FROM dead_letter_turn))
     ORDER BY p.seq
 ),
 -- the move: the receive count and first receive go along (AWS counts receives "across
