@@ -60,9 +60,9 @@ async def queues_with_g1_received_once(store: PostgresQueueStore) -> None:
 
 
 @asynccontextmanager
-async def send_uncommitted(database: str, queue: QueueKey, body: str) -> AsyncIterator[
-    asyncpg.Connection
-]:
+async def send_uncommitted(
+    database: str, queue: QueueKey, body: str
+) -> AsyncIterator[asyncpg.Connection]:
     """A caller's transaction that sent `body` (group g) to the FIFO `queue` through
     hopper.enqueue and is left open: it holds the queue's send turn until the caller
     commits the connection's transaction (or the block ends, rolling it back)."""
