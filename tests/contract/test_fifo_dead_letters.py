@@ -3,6 +3,8 @@ unblock it, and move tasks (redrive) give up and deliver each group in order."""
 
 from __future__ import annotations
 
+import pytest
+
 from hopper.core.clock import FakeClock
 from hopper.core.model import DeadLetterRule, MoveTaskStatus, NewMessage, QueueKey
 from hopper.core.move_tasks import MoveTasks
@@ -162,3 +164,31 @@ async def test_a_message_moved_to_its_own_queue_follows_its_group_in_the_same_re
     clock.advance(1)
     # "a" moves behind "b": the receive takes "b", then finds "a" at the group's tail.
     assert bodies_of(await receive(store, clock, queue)) == ["b", "a"]
+
+
+# --- arrivals after sends: a message dead-lettered or moved into a FIFO queue arrives
+# behind what was sent there before it, as a send would
+
+
+async def test_a_poison_message_arrives_behind_a_send_to_its_dead_letter_queue(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    source, target = await make_dead_letter_pair(store, clock, max_receive_count=1, fifo=True)
+    await send(store, clock, source, fifo_message("g", body="g1"))
+    assert bodies_of(await receive(store, clock, source, lease=1)) == ["g1"]
+    clock.advance(1)
+    await send(store, clock, target, fifo_message("g", body="g2"))
+    assert await receive(store, clock, source) == []  # g1 is dead-lettered
+    assert bodies_of(await receive(store, clock, target)) == ["g2", "g1"]
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["to-a-queue", "back-to-the-source"])
+async def test_a_redriven_message_arrives_behind_a_send_to_its_destination(
+    store: QueueStore, clock: FakeClock, named: bool
+) -> None:
+    source, target = await make_dead_letter_pair(store, clock, max_receive_count=1, fifo=True)
+    await poison(store, clock, source, fifo_message("g", body="g1"))
+    await send(store, clock, source, fifo_message("g", body="g2"))
+    destination = source if named else None
+    assert await store.move_messages(target, destination, limit=10, now=clock.now()) == 1
+    assert bodies_of(await receive(store, clock, source)) == ["g2", "g1"]

@@ -274,6 +274,9 @@ class Steps:
         # What the whole group would take: sixteen receives of ten want 160 receivable
         # messages, not ten (the largest alone left all but one answered empty).
         absorb = sum(entry.absorb for entry in group)
+        # FIFO queues the step moves messages into whose backlogs hold sends: taken in
+        # first (see _behind_sends), once the step has found them
+        behind: set[QueueKey] = set()
         for round_ in range(MAX_ROUNDS):
             writes = all(entry.write for entry in group)
             # A ledger the step adds backlog entries to is its own copy. A writing step
@@ -282,7 +285,8 @@ class Steps:
             main = await self.load(key, take=writes or absorb > 0, trust=writes and round_ == 0)
             if main is None:
                 raise QueueNotFound(key)
-            waiting = await self._absorb(main, absorb, now) if absorb else None
+            wanted = self._window if key in behind else absorb
+            waiting = await self._absorb(main, wanted, now) if wanted else None
             loaded = {key: main}
             for entry in group:
                 for other in entry.others(main):
@@ -290,6 +294,8 @@ class Steps:
                         extra = await self.load(other, take=writes)
                         if extra is not None:
                             loaded[other] = extra
+                            if other in behind:
+                                await self._absorb(extra, self._window, now)
             model = self._model(loaded)
             outcomes: list[tuple[bool, Any]] = []
             for entry in group:
@@ -299,6 +305,10 @@ class Steps:
                     outcomes.append((False, error))
                 if entry.after is not None:
                     entry.after(main)
+            if writes and not behind:
+                behind = await self._behind_sends(loaded, model.arrived())
+                if behind:
+                    continue  # decide again, those sends taken in first
             bodies = dict(new_bodies)
             for one in loaded.values():
                 bodies.update(one.ledger.bodies)
@@ -319,6 +329,28 @@ class Steps:
                     entry.future.set_exception(value)
             return
         raise StoreUnavailable("JetStream: too much contention on a queue's ledger")
+
+    async def _behind_sends(
+        self, loaded: Mapping[QueueKey, Loaded], arrived: Iterable[QueueKey]
+    ) -> set[QueueKey]:
+        """The FIFO queues of `arrived` (the step moved messages into them: dead
+        letters, move tasks) whose backlogs hold sends their ledgers have not taken in.
+        Those sends came first, and an arrival goes to the ledger's tail: ahead of
+        them, unless they are taken in before it (a group's later message delivered
+        before its earlier one). A backlog read each, only for a step that moves
+        messages into a FIFO queue. Beyond a ledger's window (WINDOW messages held)
+        its backlog is not taken in, and an arrival still goes ahead of what waits
+        there."""
+        behind = set()
+        for key in arrived:
+            one = loaded.get(key)
+            if (
+                one is not None
+                and one.record.config.fifo
+                and await self._backlog.waiting(one.incarnation, one.ledger.cursor)
+            ):
+                behind.add(key)
+        return behind
 
     async def _latest(self, one: Loaded) -> bool:
         """Whether `one` is still the ledger's latest revision."""

@@ -21,6 +21,7 @@ class QueueRecords:
     _deleted_at: dict[QueueKey, float]
     _deletions_checked_at: int
     _dead_lettered: Counter[QueueKey]
+    _arrived: set[QueueKey]
 
     def _now(self, now: float | None) -> float:
         raise NotImplementedError
@@ -77,6 +78,7 @@ class QueueRecords:
             return None
         at = self._now(now)
         self._dead_lettered.pop(key, None)
+        self._arrived.discard(key)
         self._deleted_at[key] = at
         self._forget_deletions(at)
         return at

@@ -87,6 +87,8 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
         self._wake: WakeUp | None = None
         self._move_tasks: MutableMapping[str, MoveTask] = {} if move_tasks is None else move_tasks
         self._dead_lettered: Counter[QueueKey] = Counter()
+        # The queues messages were moved into (dead letters, move tasks): see `arrived`.
+        self._arrived: set[QueueKey] = set()
         self._slots: dict[QueueKey, dict[int, tuple[str, float]]] = {}
 
     def hold(self, key: QueueKey, queue: Queue) -> None:
@@ -323,6 +325,7 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
             )
         )
         self._dead_lettered[queue.record.key] += 1
+        self._arrived.add(rule.target)
         return True
 
     def _retry_delay(self, queue: Queue, message: Message) -> float:
@@ -498,6 +501,12 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
     def dead_lettered(self) -> Mapping[QueueKey, int]:
         return dict(self._dead_lettered)
 
+    def arrived(self) -> frozenset[QueueKey]:
+        """The queues this model moved messages into (dead letters, move tasks): the
+        JetStream step makes sure none went ahead of a send waiting in a FIFO one's
+        backlog (jetstream/steps.py)."""
+        return frozenset(self._arrived)
+
     # --- retention ------------------------------------------------------------------
 
     async def sweep_expired(self, *, limit: int, now: float | None) -> int:
@@ -535,6 +544,7 @@ class LedgerStore(QueueRecords, MoveTaskRecords, DispatchSlots):
             del queue.messages[message.stored.id]
             stored = dataclasses.replace(message.stored, dead_letter_source=None)
             target.add(Message(stored, visible_at=at))
+            self._arrived.add(target.record.key)
             moved += 1
         return moved
 

@@ -171,10 +171,13 @@ RETURNING id, token, sent_at, visible_at;
 -- then becomes the group's head and is delivered with the later one in flight. The
 -- claims of the statement read `turn` before they take sequence numbers or seqs. The
 -- lock's keys: the schema (queue ids repeat across schemas) and the queue, in the
--- two-key space (the receive lock, pool.receive_lock, is in the other). Not a lock
--- the sends share and a receive takes alone: sends and receives of a queue then took
--- turns, and FIFO sends beside receives fell by two thirds (bench/README.md, branch
--- pgfifobatch).
+-- two-key space (the receive lock, pool.receive_lock, is in the other). What else
+-- draws places in a FIFO queue takes the turn too: a claim dead-lettering into it
+-- (fragment claim_deliveries, `poison`) and a move into it (move_messages,
+-- `turns`), each after its source's receive lock, several in the order of their
+-- queues' ids. Not a lock the sends share and a receive takes alone: sends and
+-- receives of a queue then took turns, and FIFO sends beside receives fell by two
+-- thirds (bench/README.md, branch pgfifobatch).
 
 -- the queue's send turn, taken once
 turn AS MATERIALIZED (
@@ -497,7 +500,7 @@ q AS (
     SELECT s.id, s.account, s.name, t.now,
            t.now - (s.config ->> 'message_retention_period')::float8 AS horizon,
            (s.config ->> 'fifo')::boolean AS fifo,
-           d.id AS dead_letter_id,
+           d.id AS dead_letter_id, (d.config ->> 'fifo')::boolean AS dead_letter_fifo,
            (s.config -> 'dead_letter' ->> 'max_receive_count')::int AS max_receive_count,
            (s.config -> 'retry_policy' ->> 'base')::float8 AS retry_base,
            (s.config -> 'retry_policy' ->> 'maximum')::float8 AS retry_maximum,
@@ -539,9 +542,29 @@ expired AS (
 -- (receives counted before they arrived here are carried, not counted again) move to
 -- the dead-letter queue as new arrivals there, instead of being delivered; their places
 -- in its send order are drawn after sorting, so they arrive in the order they had here
--- (a FIFO dead-letter queue keeps each group's order)
+-- (a FIFO dead-letter queue keeps each group's order).
+-- `turn`: a FIFO dead-letter queue's send turn (fragment fifo_send_turn), taken by the
+-- first poison message before it draws its place (a select list is computed left to
+-- right; taken again, a lock held already costs nothing), so only by a claim that
+-- moves some there: the moves commit in the order of their places, as sends do, or a
+-- receive there could claim a moved message while a send of its group, earlier in send
+-- order and not yet committed, was not yet there. (A CTE of its own, read by this one,
+-- cost every claim 4 plan nodes started and never run: 54,000 instructions a plain
+-- claim, bench/README.md, branch fifogap.) Deadlocks: the claim
+-- holds its own queue's receive lock (pool.receive_lock), then waits for this turn;
+-- whoever holds the turn (a send, a move, a claim dead-lettering there, a caller's
+-- transaction through hopper.enqueue) takes no receive lock after it (the receive lock
+-- is always taken first, and nothing takes it while holding a send turn), and waits for
+-- no message this claim locked (a send locks none; another claim or move locks its own
+-- queue's messages, SKIP LOCKED), so no cycle closes
 poison AS (
-    SELECT p.queue_id, p.id, nextval('message_order') AS seq FROM picked p, q
+    SELECT p.queue_id, p.id,
+           CASE WHEN q.dead_letter_fifo
+                THEN pg_advisory_xact_lock(hashtext(current_schema()),
+                                           hashint8(q.dead_letter_id)) IS NULL
+           END AS turn,
+           nextval('message_order') AS seq
+    FROM picked p, q
     WHERE q.dead_letter_id IS NOT NULL
       AND p.receive_count - p.carried_receive_count >= q.max_receive_count
     ORDER BY p.seq
@@ -1418,10 +1441,29 @@ picked AS (
     LIMIT $6
     FOR UPDATE OF m SKIP LOCKED
 ),
+-- the send turn (fragment fifo_send_turn) of each FIFO destination the move takes
+-- messages to, before they draw their places there: moves commit in the order of their
+-- places, as sends do (else a receive there could claim a moved message while a send of
+-- its group, earlier in send order and not yet committed, was not yet there). None
+-- when no destination is FIFO. In the order of the queues' ids (the sort comes before
+-- the volatile select list), as any statement taking several turns must, so that two
+-- moves never wait for each other. The move holds a FIFO source's receive lock
+-- already (PostgresQueueStore.move_messages), as a claim that dead-letters does
+-- (fragment claim_deliveries: why that order closes no cycle). A caller's transaction
+-- that sends to several FIFO queues (hopper.enqueue) takes their turns in its own order,
+-- and may deadlock with a move as with another such transaction: PostgreSQL's
+-- deadlock detection ends one of them.
+turns AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(hashtext(current_schema()), hashint8(d.id))
+    FROM queues d
+    WHERE d.id IN (SELECT p.target FROM picked p) AND (d.config ->> 'fifo')::boolean
+    ORDER BY d.id
+),
 -- their places in the destinations' send order, drawn after sorting: they arrive in the
--- order they had here (a FIFO queue keeps each group's order)
+-- order they had here (a FIFO queue keeps each group's order); once `turns` is taken
 placed AS (
     SELECT p.queue_id, p.id, p.target, nextval('message_order') AS seq FROM picked p
+    WHERE (SELECT count(*) FROM turns) >= 0
     ORDER BY p.seq
 ),
 -- each arrives as a fresh delivery candidate at its destination
