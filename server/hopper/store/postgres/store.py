@@ -526,7 +526,7 @@ class PostgresQueueStore(
             key.name,
             now,
             [r.message_id for r in receipts],
-            [bounded(r.token) for r in receipts],
+            ",".join([str(bounded(r.token)) for r in receipts]),
             refuse_expired,
             self.delete_hints.take(receipts),
         )
