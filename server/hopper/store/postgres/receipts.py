@@ -93,6 +93,13 @@ def repeats_gone(receipts: Sequence[Receipt], results: list[ReceiptResult]) -> l
     return out
 
 
+def tokens_text(receipts: Sequence[Receipt]) -> str:
+    """The receipts' tokens (bounded) as delete_messages takes them: their text joined
+    by ',', not an int8[] (asyncpg checks every element of an array parameter against
+    abstract base classes: 0.36-0.42 us a token of hopper's CPU, against 0.20)."""
+    return ",".join([str(bounded(r.token)) for r in receipts])
+
+
 def bounded(token: int) -> int:
     """A token that fits bigint. Larger ones were never issued, and a clamped one is
     still larger than any issued token, so it still classifies as GONE."""

@@ -1046,8 +1046,10 @@ ORDER BY c.noisy_rank, c.seq;
 -- ran out, $7 where each delivery's row was when its claim wrote it (the claims'
 -- address, a ctid's text; joined by ';', empty where the store has no such hint). A
 -- row per receipt. Tokens and addresses come as text, not arrays: asyncpg checks every
--- element of an array parameter against three abstract base classes, 0.33 us a token
--- and 0.69 an address of hopper's CPU (bench/README.md, branch pgdrain5).
+-- element of an array parameter against abstract base classes, 0.36-0.42 us a token and
+-- 0.76 an address of hopper's CPU, against 0.20-0.26 as text, for 0.03-0.06 us more of
+-- the backend's (ids as a text[]'s text cost the backend as much as they saved hopper:
+-- bench/README.md, branch pgdrain5).
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
