@@ -59,8 +59,8 @@ async def main() -> None:
                     break
                 await deletes.fetch(
                     sql["delete_messages"], QUEUE.account, QUEUE.name, None,
-                    [row["id"] for row in rows], [row["token"] for row in rows], False,
-                    [row["address"] for row in rows],
+                    [row["id"] for row in rows], ",".join(str(row["token"]) for row in rows),
+                    False, ";".join(row["address"] for row in rows),
                 )
                 total += len(rows)
                 store.vacuum.deleted(len(rows))

@@ -139,6 +139,21 @@ async def test_batch_outcomes_come_back_per_receipt_in_order(
     assert results == [OK, GONE, OK, GONE]
 
 
+async def test_receipts_naming_ids_with_quotes_commas_and_braces_keep_their_places(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    # Text that would be an array's syntax (PostgreSQL's deletes take a statement's
+    # receipts as arrays) names no message, and each receipt keeps its place.
+    queue = await make_queue(store, clock)
+    await send(store, clock, queue, message("a"), message("b"))
+    a, b = await receive(store, clock, queue)
+    odd = [Receipt(text, 1) for text in ('x"y', "x\\y", "x,y}", "{x", "", "NULL", " x ")]
+    results = await store.delete(
+        queue, [a.receipt, *odd, b.receipt], refuse_expired=False, now=clock.now()
+    )
+    assert results == [OK, *[GONE] * len(odd), OK]
+
+
 async def test_change_visibility_batch_outcomes_come_back_in_order(
     store: QueueStore, clock: FakeClock
 ) -> None:

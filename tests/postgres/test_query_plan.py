@@ -193,7 +193,7 @@ async def test_a_delete_finds_rows_by_the_address_their_claim_left(
         await fill_queues(store, 2)
     plan = await generic_plan(
         database, queries()["delete_messages"],
-        ACCOUNT, "q1", None, ["1-1"], [1], False, ['"(0,1)"'],
+        ACCOUNT, "q1", None, ["1-1"], "1", False, "(0,1)",
     )
     [by_address, by_key] = subplans(plan, {"CTE by_address", "CTE by_key"})
     read = [
@@ -323,7 +323,7 @@ async def test_statements_that_find_messages_never_list_a_queue_by_send_time(
         ),
         (
             "delete_messages",
-            (ACCOUNT, "big", None, ["big-1"], [1], False, ['"(0,1)"']),
+            (ACCOUNT, "big", None, ["big-1"], "1", False, "(0,1)"),
             None,
         ),
     ]

@@ -36,8 +36,9 @@ DELETES_AWAITED_SECONDS = 0.01
 
 class DeleteHints:
     def __init__(self) -> None:
-        # a delivery's token -> the address of its row (block, offset)
-        self.addresses: dict[int, tuple[int, int]] = {}
+        # a delivery's token -> the address of its row, as the claim wrote it: the text
+        # of its ctid, "(block,offset)", which the delete reads back (delete_messages)
+        self.addresses: dict[int, str] = {}
         self._deleting: Counter[QueueKey] = Counter()
         self._claimed_at: dict[QueueKey, float] = {}
 
@@ -49,9 +50,11 @@ class DeleteHints:
             if row["id"] is not None:
                 self.addresses[row["token"]] = row["address"]
 
-    def take(self, receipts: Sequence[Receipt]) -> list[tuple[int, int] | None]:
-        """The address kept for each receipt's delivery (None: none), no longer kept."""
-        return [self.addresses.pop(r.token, None) for r in receipts]
+    def take(self, receipts: Sequence[Receipt]) -> str:
+        """The addresses kept for the receipts' deliveries, no longer kept, as the delete
+        takes them: joined by ';', empty where none is kept."""
+        pop = self.addresses.pop
+        return ";".join([pop(r.token, "") for r in receipts])
 
     def round_begins(self, key: QueueKey) -> None:
         """A shared claim of `key` begins: its receives are counted afresh."""

@@ -13,6 +13,9 @@ from hopper.core.outcomes import classify_receipt
 from hopper.store.postgres.schema import Connectable
 
 _MAX_BIGINT = 2**63 - 1
+# The outcome of every receipt whose guarded write happened: one value for all of them
+# (a delete of 160 receipts made 160 alike).
+_DONE = ReceiptResult(ReceiptOutcome.OK)
 
 
 async def outcomes_of(
@@ -33,9 +36,11 @@ async def outcomes_of(
     if rows[0]["queue_id"] is None:
         raise QueueNotFound(key)
     results = [
-        classify(
+        _DONE
+        if row["done"]
+        else classify(
             r.token,
-            row["done"],
+            False,
             row["current_token"],
             row["lapsed"],
             refuse_expired,
@@ -91,6 +96,13 @@ def repeats_gone(receipts: Sequence[Receipt], results: list[ReceiptResult]) -> l
             deleted.add(receipt.message_id)
         out.append(result)
     return out
+
+
+def tokens_text(receipts: Sequence[Receipt]) -> str:
+    """The receipts' tokens (bounded) as delete_messages takes them: their text joined
+    by ',', not an int8[] (asyncpg checks every element of an array parameter against
+    abstract base classes: 0.36-0.42 us a token of hopper's CPU, against 0.20)."""
+    return ",".join([str(bounded(r.token)) for r in receipts])
 
 
 def bounded(token: int) -> int:

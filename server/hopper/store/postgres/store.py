@@ -61,7 +61,7 @@ from hopper.store.postgres.pool import (
     receive_turn,
 )
 from hopper.store.postgres.queues import QueueStatements
-from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone
+from hopper.store.postgres.receipts import bounded, outcomes_of, repeats_gone, tokens_text
 from hopper.store.postgres.rows import (
     delivery,
 )
@@ -526,7 +526,7 @@ class PostgresQueueStore(
             key.name,
             now,
             [r.message_id for r in receipts],
-            [bounded(r.token) for r in receipts],
+            tokens_text(receipts),
             refuse_expired,
             self.delete_hints.take(receipts),
         )

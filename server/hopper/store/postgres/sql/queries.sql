@@ -645,7 +645,7 @@ picked AS (
 -- include: claim_deliveries
     -- (address: where the delivery's row is now, for its delete: delete_messages; the
     -- other two claims return it too)
-    RETURNING m.*, m.ctid AS address
+    RETURNING m.*, m.ctid::text AS address
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved, c.*
 FROM (SELECT 1) AS one
@@ -805,7 +805,7 @@ served AS MATERIALIZED (
 -- include: fifo_runs
 -- include: fifo_locks
 -- include: claim_deliveries
-    RETURNING m.*, m.ctid AS address, p.place
+    RETURNING m.*, m.ctid::text AS address, p.place
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
        -- whether the queue is one to walk (receive_fifo_walk; store/postgres/fifo.py):
@@ -898,7 +898,7 @@ served AS MATERIALIZED (
 -- include: fifo_runs
 -- include: fifo_locks
 -- include: claim_deliveries
-    RETURNING m.*, m.ctid AS address, p.place
+    RETURNING m.*, m.ctid::text AS address, p.place
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
        (SELECT complete FROM walked) AS many_groups,
@@ -946,7 +946,7 @@ chosen AS MATERIALIZED (
 ),
 -- include: fifo_locks
 -- include: claim_deliveries
-    RETURNING m.*, m.ctid AS address, p.place
+    RETURNING m.*, m.ctid::text AS address, p.place
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found,
        (SELECT count(*) FROM moved v JOIN chosen e ON e.id = v.id
@@ -1025,7 +1025,7 @@ picked AS (
     SELECT * FROM oldest UNION ALL SELECT * FROM fair
 ),
 -- include: claim_deliveries
-    RETURNING m.*, m.ctid AS address, p.noisy_rank
+    RETURNING m.*, m.ctid::text AS address, p.noisy_rank
 )
 SELECT (SELECT id FROM q) IS NOT NULL AS queue_found, (SELECT count(*) FROM moved) AS moved,
        -- whether the queue still holds messages with group ids (one probe of
@@ -1042,9 +1042,14 @@ ORDER BY c.noisy_rank, c.seq;
 -- name: delete_messages
 -- Delete the messages whose current delivery the receipts name. $1 account, $2 queue
 -- name, $3 now,
--- $4 message ids, $5 tokens, $6 refuse receipts whose lease ran out, $7 where each
--- delivery's row was when its claim wrote it (the claims' address), NULL where the
--- store has no such hint. A row per receipt.
+-- $4 message ids, $5 tokens (their text joined by ','), $6 refuse receipts whose lease
+-- ran out, $7 where each delivery's row was when its claim wrote it (the claims'
+-- address, a ctid's text; joined by ';', empty where the store has no such hint). A
+-- row per receipt. Tokens and addresses come as text, not arrays: asyncpg checks every
+-- element of an array parameter against abstract base classes, 0.36-0.42 us a token and
+-- 0.76 an address of hopper's CPU, against 0.20-0.26 as text, for 0.03-0.06 us more of
+-- the backend's (ids as a text[]'s text cost the backend as much as they saved hopper:
+-- bench/README.md, branch pgdrain5).
 WITH q AS (
     SELECT id, t.now,
            t.now - (config ->> 'message_retention_period')::float8 AS horizon
@@ -1054,7 +1059,8 @@ WITH q AS (
 ),
 -- the receipts, numbered in request order
 r AS (
-    SELECT * FROM unnest($4::text[], $5::int8[], $7::tid[])
+    SELECT * FROM unnest($4::text[], string_to_array($5::text, ',')::int8[],
+                         string_to_array($7::text, ';', '')::tid[])
         WITH ORDINALITY AS r (id, token, address, ord)
 ),
 -- the messages whose current delivery the receipt names (and, when $6, whose lease
