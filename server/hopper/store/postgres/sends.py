@@ -246,18 +246,32 @@ async def send_plain_across(
     queues, in one statement: each one's result, None where its queue does not exist."""
     places: dict[QueueKey, int] = {}
     payload = []
+    leased = False
     for key, message in items:
         entry = _plain_entry(message)
         entry["q"] = places.setdefault(key, len(places) + 1)
         payload.append(entry)
-    rows = await db.fetch(
-        sql["send_plain_across"],
-        [key.account for key in places],
-        [key.name for key in places],
-        now,
-        jsoncodec.dumps(payload).decode(),
-    )
-    by_id = {row["id"]: row for row in rows}
+        leased = leased or message.lease is not None
+    accounts = [key.account for key in places]
+    names = [key.name for key in places]
+    text = jsoncodec.dumps(payload).decode()
+    if leased:
+        rows = await db.fetch(sql["send_plain_across_leased"], accounts, names, now, text)
+        return _leased_results(items, {row["id"]: row for row in rows})
+    # Without leases a message's result is its queue's: found (a row), or not.
+    rows = await db.fetch(sql["send_plain_across"], accounts, names, now, text)
+    found = {row["place"] for row in rows}
+    if len(found) == len(places):
+        return [SendResult(message.id) for _, message in items]
+    return [
+        SendResult(message.id) if places[key] in found else None for key, message in items
+    ]
+
+
+def _leased_results(
+    items: Sequence[tuple[QueueKey, NewMessage]], by_id: Mapping[str, asyncpg.Record]
+) -> list[SendResult | None]:
+    """send_plain_across_leased's rows as the sends' results."""
     results: list[SendResult | None] = []
     for _, message in items:
         row = by_id.get(message.id)
@@ -284,15 +298,17 @@ def found_result(result: SendResult | None, key: QueueKey) -> SendResult:
 
 
 def _plain_entry(message: NewMessage) -> dict[str, object]:
-    """A message as the plain sends' JSON carries it (queries.sql, plain_insert)."""
-    entry: dict[str, object] = {
-        "i": message.id,
-        "b": message.body,
-        "a": attributes_json(message.attributes),
-        "h": message.trace_header,
-        "d": float(message.delay),
-        "g": message.group_id,
-    }
+    """A message as the plain sends' JSON carries it (queries.sql, plain_insert): its
+    attributes, trace header, delay and group id left out where empty, None or 0."""
+    entry: dict[str, object] = {"i": message.id, "b": message.body}
+    if message.attributes:
+        entry["a"] = attributes_json(message.attributes)
+    if message.trace_header is not None:
+        entry["h"] = message.trace_header
+    if message.delay:
+        entry["d"] = float(message.delay)
+    if message.group_id is not None:
+        entry["g"] = message.group_id
     if message.lease is not None:
         entry["l"] = float(message.lease)
     return entry
