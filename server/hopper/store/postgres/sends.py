@@ -12,7 +12,10 @@ A send without keys to take or count (a standard queue, no depth ceiling, no
 deduplication id) runs the lean `send_plain_messages`; a send to a FIFO queue without
 a depth ceiling the lean `send_fifo_messages`, which takes deduplication windows only;
 every other runs `send_messages`, which takes deduplication ids and live keys and
-counts the depth ceiling in the same statement.
+counts the depth ceiling in the same statement. The plain sends shared across queues
+(`send_plain_across`) run `send_plain_bare` when no message of the statement carries
+more than an id and a body, `send_plain_across_leased` when one has a lease (the only
+ones whose rows are needed), `send_plain_across` otherwise.
 """
 
 from __future__ import annotations
@@ -245,27 +248,55 @@ async def send_plain_across(
     """Enqueue messages without keys into their queues (no depth ceiling), however many
     queues, in one statement: each one's result, None where its queue does not exist."""
     places: dict[QueueKey, int] = {}
-    payload = []
-    leased = False
-    for key, message in items:
-        entry = _plain_entry(message)
-        entry["q"] = places.setdefault(key, len(places) + 1)
-        payload.append(entry)
-        leased = leased or message.lease is not None
+    numbers = [places.setdefault(key, len(places) + 1) for key, _ in items]
     accounts = [key.account for key in places]
     names = [key.name for key in places]
+    if all(_bare(message) for _, message in items):
+        ids = [message.id for _, message in items]
+        bodies = [message.body for _, message in items]
+        rows = await db.fetch(sql["send_plain_bare"], accounts, names, now, ids, bodies, numbers)
+        return _found_results(items, numbers, len(places), rows)
+    payload = []
+    leased = False
+    for (_, message), number in zip(items, numbers, strict=True):
+        entry = _plain_entry(message)
+        entry["q"] = number
+        payload.append(entry)
+        leased = leased or message.lease is not None
     text = jsoncodec.dumps(payload).decode()
     if leased:
         rows = await db.fetch(sql["send_plain_across_leased"], accounts, names, now, text)
         return _leased_results(items, {row["id"]: row for row in rows})
-    # Without leases a message's result is its queue's: found (a row), or not.
     rows = await db.fetch(sql["send_plain_across"], accounts, names, now, text)
+    return _found_results(items, numbers, len(places), rows)
+
+
+def _found_results(
+    items: Sequence[tuple[QueueKey, NewMessage]],
+    numbers: list[int],
+    queues: int,
+    rows: list[asyncpg.Record],
+) -> list[SendResult | None]:
+    """Without leases a message's result is its queue's: found (a row: its place among
+    the `queues` of the statement), or not."""
     found = {row["place"] for row in rows}
-    if len(found) == len(places):
+    if len(found) == queues:
         return [SendResult(message.id) for _, message in items]
     return [
-        SendResult(message.id) if places[key] in found else None for key, message in items
+        SendResult(message.id) if number in found else None
+        for (_, message), number in zip(items, numbers, strict=True)
     ]
+
+
+def _bare(message: NewMessage) -> bool:
+    """Whether a message is nothing but an id and a body (send_plain_bare's)."""
+    return (
+        not message.attributes
+        and message.trace_header is None
+        and not message.delay
+        and message.group_id is None
+        and message.lease is None
+    )
 
 
 def _leased_results(

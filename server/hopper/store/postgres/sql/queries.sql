@@ -134,7 +134,8 @@ FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
 
 -- fragment: plain_across
 -- The clock `t` and the queues `q` (their place in $1/$2, from 1, and id; a queue that
--- does not exist has no row) of send_plain_across and send_plain_across_leased.
+-- does not exist has no row) of send_plain_across, send_plain_bare and
+-- send_plain_across_leased.
 
 WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
 q AS (
@@ -169,6 +170,23 @@ RETURNING id, token, sent_at, visible_at;
 , sent AS (
 -- include: plain_insert
 JOIN q ON q.place = (e.m ->> 'q')::bigint CROSS JOIN t
+ORDER BY e.ord
+)
+SELECT place FROM q;
+
+-- name: send_plain_bare
+-- send_plain_across for messages with nothing but an id and a body (no attributes,
+-- trace header, delay, group id or lease: what most sends carry). $1, $2, $3 as there,
+-- $4 the ids, $5 the bodies, $6 each one's queue's place in $1/$2 (parallel arrays, in
+-- send order): arrays the server reads as they come, where it parses JSON (plain_insert)
+-- at about a sixth of the statement's instructions (bench/README.md, branch pgsend).
+-- A row back per queue found, as send_plain_across.
+-- include: plain_across
+, sent AS (
+INSERT INTO messages (queue_id, id, body, attributes, sent_at, visible_at)
+SELECT q.id, e.id, e.body, '[]', t.now, t.now
+FROM unnest($4::text[], $5::text[], $6::bigint[]) WITH ORDINALITY AS e (id, body, place, ord)
+JOIN q ON q.place = e.place CROSS JOIN t
 ORDER BY e.ord
 )
 SELECT place FROM q;
