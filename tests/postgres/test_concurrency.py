@@ -230,19 +230,22 @@ async def test_concurrent_sends_to_many_queues_each_land_in_their_own_queue(
 async def test_concurrent_plain_sends_keep_what_each_message_carries(
     open_store: StoreOpener,
 ) -> None:
-    # Shared plain sends go by one of two statements: ids and bodies alone
-    # (send_plain_bare) where no message of the statement carries more, JSON where one
-    # does. Each message keeps what it carried, or its absence, whichever statement it
-    # shared, and a send to a queue that does not exist fails alone in either.
+    # Shared plain sends go by one of two statements: ids and bodies alone, joined by
+    # U+001F (send_plain_bare), where no message of the statement carries more and no
+    # body holds that character, JSON otherwise. Each message keeps what it carried,
+    # or its absence, whichever statement it shared, and a send to a queue that does
+    # not exist fails alone in either. (The store takes a body SQS would refuse.)
     queues = [QueueKey(ACCOUNT, f"q{number}") for number in range(4)]
     missing = QueueKey(ACCOUNT, "missing")
     attribute = {"color": MessageAttribute("String", string_value="blue")}
 
     def message(queue: QueueKey, number: int) -> NewMessage:
-        body = f"{queue.name}-{number}"
+        name = f"{queue.name}-{number}"
         if number % 3 == 0:
-            return NewMessage(id=body, body=body, attributes=attribute, trace_header=body)
-        return NewMessage(id=body, body=body)
+            return NewMessage(id=name, body=name, attributes=attribute, trace_header=name)
+        if number % 3 == 1:
+            return NewMessage(id=name, body=f"{name}\x1fmore")
+        return NewMessage(id=name, body=name)
 
     async with open_store(listen=False) as store:
         for queue in queues:
@@ -263,12 +266,13 @@ async def test_concurrent_plain_sends_keep_what_each_message_carries(
             else:
                 assert answer == f"{queue.name}-{number}"
         for queue in queues:
-            got = {d.message.body: d.message for d in await drain_all(store, queue)}
+            got = {d.message.id: d.message for d in await drain_all(store, queue)}
             assert set(got) == {f"{queue.name}-{number}" for number in range(6)}
             for number in range(6):
                 sent = message(queue, number)
-                stored = got[sent.body]
-                assert (stored.attributes, stored.trace_header) == (
+                stored = got[sent.id]
+                assert (stored.body, stored.attributes, stored.trace_header) == (
+                    sent.body,
                     sent.attributes,
                     sent.trace_header,
                 )
