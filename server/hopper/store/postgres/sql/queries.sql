@@ -117,9 +117,9 @@ ORDER BY name COLLATE "C", account COLLATE "C";
 -- (as stored), "h": trace header, "d": delay, "g": group id, and "l": the lease of a
 -- message enqueued already delivered (NewMessage.lease), only on those}: one parameter,
 -- where six arrays cost the server a type check of every element as it encodes them.
--- "a", "h", "d" and "g" may be left out where empty, None or 0 (most sends): each key
--- the server parses and looks up costs it instructions (a sixth of the statement's,
--- bench/README.md, branch pgsend).
+-- "a", "h", "d" and "g" may be left out where empty, None or 0 (most sends): the
+-- server parsing and looking up those four was an eighth of the statement's
+-- instructions (bench/README.md, branch pgsend).
 -- A delivered message is as a claim leaves it: received once, now, under a fresh token.
 
 INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
@@ -167,8 +167,9 @@ RETURNING id, token, sent_at, visible_at;
 -- spread round 1,000 queues otherwise found about one send per statement.
 -- A row back per queue found, its place: its messages were all enqueued. Not a row a
 -- message: nothing else of a message without a lease is needed, and the rows cost
--- both sides (a data-modifying CTE runs to its end though nothing reads it).
+-- both sides.
 -- include: plain_across
+-- the messages' insert (run to its end, though nothing reads it)
 , sent AS (
 -- include: plain_insert
 JOIN q ON q.place = (e.m ->> 'q')::bigint CROSS JOIN t
@@ -182,11 +183,12 @@ SELECT place FROM q;
 -- $4 the ids and $5 the bodies, each joined by the character U+001F (which SQS refuses
 -- in a body: sends.py sends by this statement only texts in which each occurs as a
 -- separator), $6 each one's queue's place in $1/$2 joined by commas, in send order.
--- Texts the server splits, where it parses JSON (plain_insert) at about a sixth of the
+-- Texts the server splits, where parsing JSON (plain_insert) was a fifth of the
 -- statement's instructions; not arrays, which asyncpg checks element by element
 -- (bench/README.md, branch pgsend).
 -- A row back per queue found, as send_plain_across.
 -- include: plain_across
+-- the messages' insert (run to its end, though nothing reads it)
 , sent AS (
 INSERT INTO messages (queue_id, id, body, attributes, sent_at, visible_at)
 SELECT q.id, e.id, e.body, '[]', t.now, t.now
