@@ -9,7 +9,14 @@ import uuid
 from collections import Counter, defaultdict
 
 from hopper.core.errors import QueueNotFound
-from hopper.core.model import DeadLetterRule, Delivery, NewMessage, QueueConfig, QueueKey
+from hopper.core.model import (
+    DeadLetterRule,
+    Delivery,
+    MessageAttribute,
+    NewMessage,
+    QueueConfig,
+    QueueKey,
+)
 from hopper.store.postgres import PostgresQueueStore
 
 from .conftest import StoreOpener
@@ -218,6 +225,57 @@ async def test_concurrent_sends_to_many_queues_each_land_in_their_own_queue(
         for queue in queues:
             bodies = {d.message.body for d in await drain_all(store, queue)}
             assert bodies == {f"{queue.name}-{number}" for number in range(5)}
+
+
+async def test_concurrent_plain_sends_keep_what_each_message_carries(
+    open_store: StoreOpener,
+) -> None:
+    # Shared plain sends go by one of two statements: ids and bodies alone, joined by
+    # U+001F (send_plain_bare), where no message of the statement carries more and no
+    # body holds that character, JSON otherwise. Each message keeps what it carried,
+    # or its absence, whichever statement it shared, and a send to a queue that does
+    # not exist fails alone in either. (The store takes a body SQS would refuse.)
+    queues = [QueueKey(ACCOUNT, f"q{number}") for number in range(4)]
+    missing = QueueKey(ACCOUNT, "missing")
+    attribute = {"color": MessageAttribute("String", string_value="blue")}
+
+    def message(queue: QueueKey, number: int) -> NewMessage:
+        name = f"{queue.name}-{number}"
+        if number % 3 == 0:
+            return NewMessage(id=name, body=name, attributes=attribute, trace_header=name)
+        if number % 3 == 1:
+            return NewMessage(id=name, body=f"{name}\x1fmore")
+        return NewMessage(id=name, body=name)
+
+    async with open_store(listen=False) as store:
+        for queue in queues:
+            await store.create_queue(queue, QueueConfig(), {}, now=None)
+
+        async def send(queue: QueueKey, number: int) -> str | Exception:
+            try:
+                [result] = await store.send(queue, [message(queue, number)], now=None)
+            except QueueNotFound as error:
+                return error
+            return result.message_id
+
+        sends = [(queue, number) for number in range(6) for queue in [*queues, missing]]
+        answers = await asyncio.gather(*(send(queue, number) for queue, number in sends))
+        for (queue, number), answer in zip(sends, answers, strict=True):
+            if queue == missing:
+                assert isinstance(answer, QueueNotFound)
+            else:
+                assert answer == f"{queue.name}-{number}"
+        for queue in queues:
+            got = {d.message.id: d.message for d in await drain_all(store, queue)}
+            assert set(got) == {f"{queue.name}-{number}" for number in range(6)}
+            for number in range(6):
+                sent = message(queue, number)
+                stored = got[sent.id]
+                assert (stored.body, stored.attributes, stored.trace_header) == (
+                    sent.body,
+                    sent.attributes,
+                    sent.trace_header,
+                )
 
 
 async def drain_all(store: PostgresQueueStore, queue: QueueKey) -> list[Delivery]:

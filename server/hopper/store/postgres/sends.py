@@ -12,7 +12,10 @@ A send without keys to take or count (a standard queue, no depth ceiling, no
 deduplication id) runs the lean `send_plain_messages`; a send to a FIFO queue without
 a depth ceiling the lean `send_fifo_messages`, which takes deduplication windows only;
 every other runs `send_messages`, which takes deduplication ids and live keys and
-counts the depth ceiling in the same statement.
+counts the depth ceiling in the same statement. The plain sends shared across queues
+(`send_plain_across`) run `send_plain_bare` when no message of the statement carries
+more than an id and a body, `send_plain_across_leased` when one has a lease (the only
+ones whose rows are needed), `send_plain_across` otherwise.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ Database: TypeAlias = Connectable | asyncpg.Pool
 SendGroup = tuple[QueueKey, float | None, int | None]
 # A message to send and its queue, for the plain sends shared across queues.
 PlainSend = tuple[QueueKey, NewMessage]
+# What send_plain_bare's texts join ids and bodies with: a character SQS refuses in a
+# body (core/characters.py); a send holding one all the same goes by JSON.
+_SEPARATOR = "\x1f"
 
 
 class Sender:
@@ -245,19 +251,71 @@ async def send_plain_across(
     """Enqueue messages without keys into their queues (no depth ceiling), however many
     queues, in one statement: each one's result, None where its queue does not exist."""
     places: dict[QueueKey, int] = {}
+    numbers = [places.setdefault(key, len(places) + 1) for key, _ in items]
+    accounts = [key.account for key in places]
+    names = [key.name for key in places]
+    if all(_bare(message) for _, message in items):
+        ids = _SEPARATOR.join([message.id for _, message in items])
+        bodies = _SEPARATOR.join([message.body for _, message in items])
+        # Split back exactly: the separator nowhere else, no text empty (the server
+        # splits an empty text into no element).
+        separators = len(items) - 1
+        if (
+            ids
+            and bodies
+            and ids.count(_SEPARATOR) == separators
+            and bodies.count(_SEPARATOR) == separators
+        ):
+            at = ",".join([str(number) for number in numbers])
+            rows = await db.fetch(sql["send_plain_bare"], accounts, names, now, ids, bodies, at)
+            return _found_results(items, numbers, len(places), rows)
     payload = []
-    for key, message in items:
+    leased = False
+    for (_, message), number in zip(items, numbers, strict=True):
         entry = _plain_entry(message)
-        entry["q"] = places.setdefault(key, len(places) + 1)
+        entry["q"] = number
         payload.append(entry)
-    rows = await db.fetch(
-        sql["send_plain_across"],
-        [key.account for key in places],
-        [key.name for key in places],
-        now,
-        jsoncodec.dumps(payload).decode(),
+        leased = leased or message.lease is not None
+    text = jsoncodec.dumps(payload).decode()
+    if leased:
+        rows = await db.fetch(sql["send_plain_across_leased"], accounts, names, now, text)
+        return _leased_results(items, {row["id"]: row for row in rows})
+    rows = await db.fetch(sql["send_plain_across"], accounts, names, now, text)
+    return _found_results(items, numbers, len(places), rows)
+
+
+def _found_results(
+    items: Sequence[tuple[QueueKey, NewMessage]],
+    numbers: list[int],
+    queues: int,
+    rows: list[asyncpg.Record],
+) -> list[SendResult | None]:
+    """Without leases a message's result is its queue's: found (a row: its place among
+    the `queues` of the statement), or not."""
+    found = {row["place"] for row in rows}
+    if len(found) == queues:
+        return [SendResult(message.id) for _, message in items]
+    return [
+        SendResult(message.id) if number in found else None
+        for (_, message), number in zip(items, numbers, strict=True)
+    ]
+
+
+def _bare(message: NewMessage) -> bool:
+    """Whether a message is nothing but an id and a body (send_plain_bare's)."""
+    return (
+        not message.attributes
+        and message.trace_header is None
+        and not message.delay
+        and message.group_id is None
+        and message.lease is None
     )
-    by_id = {row["id"]: row for row in rows}
+
+
+def _leased_results(
+    items: Sequence[tuple[QueueKey, NewMessage]], by_id: Mapping[str, asyncpg.Record]
+) -> list[SendResult | None]:
+    """send_plain_across_leased's rows as the sends' results."""
     results: list[SendResult | None] = []
     for _, message in items:
         row = by_id.get(message.id)
@@ -284,15 +342,17 @@ def found_result(result: SendResult | None, key: QueueKey) -> SendResult:
 
 
 def _plain_entry(message: NewMessage) -> dict[str, object]:
-    """A message as the plain sends' JSON carries it (queries.sql, plain_insert)."""
-    entry: dict[str, object] = {
-        "i": message.id,
-        "b": message.body,
-        "a": attributes_json(message.attributes),
-        "h": message.trace_header,
-        "d": float(message.delay),
-        "g": message.group_id,
-    }
+    """A message as the plain sends' JSON carries it (queries.sql, plain_insert): its
+    attributes, trace header, delay and group id left out where empty, None or 0."""
+    entry: dict[str, object] = {"i": message.id, "b": message.body}
+    if message.attributes:
+        entry["a"] = attributes_json(message.attributes)
+    if message.trace_header is not None:
+        entry["h"] = message.trace_header
+    if message.delay:
+        entry["d"] = float(message.delay)
+    if message.group_id is not None:
+        entry["g"] = message.group_id
     if message.lease is not None:
         entry["l"] = float(message.lease)
     return entry

@@ -117,17 +117,34 @@ ORDER BY name COLLATE "C", account COLLATE "C";
 -- (as stored), "h": trace header, "d": delay, "g": group id, and "l": the lease of a
 -- message enqueued already delivered (NewMessage.lease), only on those}: one parameter,
 -- where six arrays cost the server a type check of every element as it encodes them.
+-- "a", "h", "d" and "g" may be left out where empty, None or 0 (most sends): the
+-- server parsing and looking up those four was an eighth of the statement's
+-- instructions (bench/README.md, branch pgsend).
 -- A delivered message is as a claim leaves it: received once, now, under a fresh token.
 
 INSERT INTO messages (queue_id, id, body, attributes, trace_header, sent_at, visible_at,
                       group_id, receive_count, token, first_received_at, received_at)
-SELECT q.id, e.m ->> 'i', e.m ->> 'b', e.m -> 'a', e.m ->> 'h', t.now,
-       t.now + coalesce((e.m ->> 'l')::float8, (e.m ->> 'd')::float8), e.m ->> 'g',
+SELECT q.id, e.m ->> 'i', e.m ->> 'b', coalesce(e.m -> 'a', '[]'), e.m ->> 'h', t.now,
+       t.now + coalesce((e.m ->> 'l')::float8, (e.m ->> 'd')::float8, 0), e.m ->> 'g',
        CASE WHEN e.m ? 'l' THEN 1 ELSE 0 END,
        CASE WHEN e.m ? 'l' THEN nextval('fencing_tokens') ELSE 0 END,
        CASE WHEN e.m ? 'l' THEN t.now END,
        CASE WHEN e.m ? 'l' THEN t.now END
 FROM jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS e (m, ord)
+
+-- fragment: plain_across
+-- The clock `t` and the queues `q` (their place in $1/$2, from 1, and id; a queue that
+-- does not exist has no row) of send_plain_across, send_plain_bare and
+-- send_plain_across_leased. `t` materialized: read once, the planner pulls it up into
+-- the insert, which then reckons the clock (a numeric, cast through its text) twice a
+-- message, 6 % of send_plain_bare's instructions.
+
+WITH t AS MATERIALIZED (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
+q AS (
+    SELECT k.place, queues.id
+    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (account, name, place)
+    JOIN queues ON queues.account = k.account AND queues.name = k.name
+)
 
 -- name: send_plain_messages
 -- Enqueue messages (no keys, no ceiling). $1 account, $2 queue name, $3 now, $4 the
@@ -143,18 +160,50 @@ ORDER BY e.ord
 RETURNING id, token, sent_at, visible_at;
 
 -- name: send_plain_across
--- Enqueue messages into several queues at once (no keys, no ceiling). $1 the queues'
--- accounts, $2 their names (parallel arrays), $3 now, $4 the messages (see
+-- Enqueue messages into several queues at once (no keys, no ceiling, none leased). $1
+-- the queues' accounts, $2 their names (parallel arrays), $3 now, $4 the messages (see
 -- plain_insert), each with "q": its queue's place in $1/$2, from 1.
 -- Concurrent plain sends of different queues share it (the store's coalescer): sends
 -- spread round 1,000 queues otherwise found about one send per statement.
--- A row back per message enqueued; a message whose queue does not exist has none.
-WITH t AS (SELECT coalesce($3::float8, extract(epoch FROM statement_timestamp())::float8) AS now),
-q AS (
-    SELECT k.place, queues.id
-    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (account, name, place)
-    JOIN queues ON queues.account = k.account AND queues.name = k.name
+-- A row back per queue found, its place: its messages were all enqueued. Not a row a
+-- message: nothing else of a message without a lease is needed, and the rows cost
+-- both sides.
+-- include: plain_across
+-- the messages' insert (run to its end, though nothing reads it)
+, sent AS (
+-- include: plain_insert
+JOIN q ON q.place = (e.m ->> 'q')::bigint CROSS JOIN t
+ORDER BY e.ord
 )
+SELECT place FROM q;
+
+-- name: send_plain_bare
+-- send_plain_across for messages with nothing but an id and a body (no attributes,
+-- trace header, delay, group id or lease: what most sends carry). $1, $2, $3 as there;
+-- $4 the ids and $5 the bodies, each joined by the character U+001F (which SQS refuses
+-- in a body: sends.py sends by this statement only texts in which each occurs as a
+-- separator), $6 each one's queue's place in $1/$2 joined by commas, in send order.
+-- Texts the server splits, where parsing JSON (plain_insert) was a fifth of the
+-- statement's instructions; not arrays, which asyncpg checks element by element
+-- (bench/README.md, branch pgsend).
+-- A row back per queue found, as send_plain_across.
+-- include: plain_across
+-- the messages' insert (run to its end, though nothing reads it)
+, sent AS (
+INSERT INTO messages (queue_id, id, body, attributes, sent_at, visible_at)
+SELECT q.id, e.id, e.body, '[]', t.now, t.now
+FROM unnest(string_to_array($4::text, E'\x1f'), string_to_array($5::text, E'\x1f'),
+            string_to_array($6::text, ',')::bigint[]) WITH ORDINALITY AS e (id, body, place, ord)
+JOIN q ON q.place = e.place CROSS JOIN t
+ORDER BY e.ord
+)
+SELECT place FROM q;
+
+-- name: send_plain_across_leased
+-- send_plain_across where some of the messages have a lease ("l"): a row back per
+-- message enqueued (a message whose queue does not exist has none), the delivery's
+-- token and times.
+-- include: plain_across
 -- include: plain_insert
 JOIN q ON q.place = (e.m ->> 'q')::bigint CROSS JOIN t
 ORDER BY e.ord
