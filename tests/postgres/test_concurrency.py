@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 from hopper.core.errors import QueueNotFound
 from hopper.core.model import (
@@ -204,24 +205,11 @@ async def test_concurrent_sends_to_many_queues_each_land_in_their_own_queue(
     queues = [QueueKey(ACCOUNT, f"q{number}") for number in range(20)]
     missing = QueueKey(ACCOUNT, "missing")
     async with open_store(listen=False) as store:
-        for queue in queues:
-            await store.create_queue(queue, QueueConfig(), {}, now=None)
-
-        async def send(queue: QueueKey, number: int) -> str | Exception:
-            message = NewMessage(id=f"{queue.name}-{number}", body=f"{queue.name}-{number}")
-            try:
-                [result] = await store.send(queue, [message], now=None)
-            except QueueNotFound as error:
-                return error
-            return result.message_id
-
-        sends = [(queue, number) for number in range(5) for queue in [*queues, missing]]
-        answers = await asyncio.gather(*(send(queue, number) for queue, number in sends))
-        for (queue, number), answer in zip(sends, answers, strict=True):
-            if queue == missing:
-                assert isinstance(answer, QueueNotFound)
-            else:
-                assert answer == f"{queue.name}-{number}"
+        await sent_at_once(
+            store, queues, missing, 5,
+            lambda queue, number: NewMessage(
+                id=f"{queue.name}-{number}", body=f"{queue.name}-{number}"),
+        )
         for queue in queues:
             bodies = {d.message.body for d in await drain_all(store, queue)}
             assert bodies == {f"{queue.name}-{number}" for number in range(5)}
@@ -248,23 +236,7 @@ async def test_concurrent_plain_sends_keep_what_each_message_carries(
         return NewMessage(id=name, body=name)
 
     async with open_store(listen=False) as store:
-        for queue in queues:
-            await store.create_queue(queue, QueueConfig(), {}, now=None)
-
-        async def send(queue: QueueKey, number: int) -> str | Exception:
-            try:
-                [result] = await store.send(queue, [message(queue, number)], now=None)
-            except QueueNotFound as error:
-                return error
-            return result.message_id
-
-        sends = [(queue, number) for number in range(6) for queue in [*queues, missing]]
-        answers = await asyncio.gather(*(send(queue, number) for queue, number in sends))
-        for (queue, number), answer in zip(sends, answers, strict=True):
-            if queue == missing:
-                assert isinstance(answer, QueueNotFound)
-            else:
-                assert answer == f"{queue.name}-{number}"
+        await sent_at_once(store, queues, missing, 6, message)
         for queue in queues:
             got = {d.message.id: d.message for d in await drain_all(store, queue)}
             assert set(got) == {f"{queue.name}-{number}" for number in range(6)}
@@ -276,6 +248,35 @@ async def test_concurrent_plain_sends_keep_what_each_message_carries(
                     sent.attributes,
                     sent.trace_header,
                 )
+
+
+async def sent_at_once(
+    store: PostgresQueueStore,
+    queues: list[QueueKey],
+    missing: QueueKey,
+    count: int,
+    message: Callable[[QueueKey, int], NewMessage],
+) -> None:
+    """Create `queues`, then send `count` messages `message(queue, number)` to each of
+    them and to `missing` (which does not exist), all at once, one message a send: each
+    send to a queue answers its message's id, each to `missing` fails alone."""
+    for queue in queues:
+        await store.create_queue(queue, QueueConfig(), {}, now=None)
+
+    async def send(queue: QueueKey, number: int) -> str | Exception:
+        try:
+            [result] = await store.send(queue, [message(queue, number)], now=None)
+        except QueueNotFound as error:
+            return error
+        return result.message_id
+
+    sends = [(queue, number) for number in range(count) for queue in [*queues, missing]]
+    answers = await asyncio.gather(*(send(queue, number) for queue, number in sends))
+    for (queue, number), answer in zip(sends, answers, strict=True):
+        if queue == missing:
+            assert isinstance(answer, QueueNotFound)
+        else:
+            assert answer == f"{queue.name}-{number}"
 
 
 async def drain_all(store: PostgresQueueStore, queue: QueueKey) -> list[Delivery]:

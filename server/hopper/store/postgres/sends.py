@@ -343,19 +343,11 @@ def found_result(result: SendResult | None, key: QueueKey) -> SendResult:
 
 def _plain_entry(message: NewMessage) -> dict[str, object]:
     """A message as the plain sends' JSON carries it (queries.sql, plain_insert): its
-    attributes, trace header, delay and group id left out where empty, None or 0."""
+    attributes, trace header, delay, group id and lease left out where empty, None or 0."""
     entry: dict[str, object] = {"i": message.id, "b": message.body}
-    if message.attributes:
-        entry["a"] = attributes_json(message.attributes)
-    if message.trace_header is not None:
-        entry["h"] = message.trace_header
-    if message.delay:
-        entry["d"] = float(message.delay)
     if message.group_id is not None:
         entry["g"] = message.group_id
-    if message.lease is not None:
-        entry["l"] = float(message.lease)
-    return entry
+    return _with_optional(entry, message)
 
 
 def _fifo_entry(message: NewMessage) -> dict[str, object]:
@@ -370,6 +362,14 @@ def _fifo_entry(message: NewMessage) -> dict[str, object]:
         "g": message.group_id,
         "k": message.deduplication_id,
     }
+    if message.deduplication_key is not None:
+        entry["w"] = message.deduplication_key
+    return _with_optional(entry, message)
+
+
+def _with_optional(entry: dict[str, object], message: NewMessage) -> dict[str, object]:
+    """`entry` with what both sends' JSON carries only where a message has it: "a" its
+    attributes, "h" its trace header, "d" its delay, "l" its lease (NewMessage.lease)."""
     if message.attributes:
         entry["a"] = attributes_json(message.attributes)
     if message.trace_header is not None:
@@ -378,8 +378,6 @@ def _fifo_entry(message: NewMessage) -> dict[str, object]:
         entry["d"] = float(message.delay)
     if message.lease is not None:
         entry["l"] = float(message.lease)
-    if message.deduplication_key is not None:
-        entry["w"] = message.deduplication_key
     return entry
 
 
