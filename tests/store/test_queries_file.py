@@ -49,6 +49,14 @@ def test_an_include_naming_no_fragment_is_refused_when_loading() -> None:
         named_blocks(TEXT + "-- name: third\n-- include: closing\nSELECT 1;\n")
 
 
+def test_a_fragment_may_include_a_fragment_above_it() -> None:
+    text = TEXT + "-- fragment: wider\n-- include: opening\nw AS (SELECT 2),\n\n"
+    text += "-- name: third\n-- include: wider\nSELECT * FROM w;\n"
+    assert named_blocks(text)["third"] == (
+        "WITH q AS (SELECT 1 AS one),\nw AS (SELECT 2),\nSELECT * FROM w;"
+    )
+
+
 def test_what_the_three_claims_share_is_written_once() -> None:
     # The claims differ only in how they pick: their queue, housekeeping, dead-letter
     # moves and deliveries are one text in the file, and the same in each claim.

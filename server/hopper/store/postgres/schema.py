@@ -9,7 +9,8 @@ once; SQL is never assembled from strings, except the schema name, which is chec
 be a plain identifier before it is used, and fragments: a block `-- fragment: name` is
 no statement but text that statements share, and a statement's line `-- include: name`
 stands for it (but for the fragment's documentation, its comment lines up to the first
-empty line). So the claims, which differ only in how they pick, state the rest once.
+empty line); a fragment may include those above it. So the claims, which differ only
+in how they pick, state the rest once.
 """
 
 from __future__ import annotations
@@ -99,16 +100,17 @@ def named_blocks(text: str) -> dict[str, str]:
     parts = _BLOCK.split(text)
     # parts = [preamble, kind1, name1, body1, kind2, name2, body2, ...]
     blocks = list(zip(parts[1::3], parts[2::3], parts[3::3], strict=True))
-    fragments = {
-        name: _DOCUMENTATION.sub("", body.strip() + "\n").strip() for kind, name, body in blocks
-        if kind == "fragment"
-    }
+    fragments: dict[str, str] = {}
 
     def included(match: re.Match[str]) -> str:
         if match.group(1) not in fragments:
             raise KeyError(f"-- include: {match.group(1)} names no fragment")
         return fragments[match.group(1)]
 
+    for kind, name, body in blocks:
+        if kind == "fragment":  # (its includes: fragments above it)
+            text = _DOCUMENTATION.sub("", body.strip() + "\n").strip()
+            fragments[name] = _INCLUDE.sub(included, text)
     return {
         name: _INCLUDE.sub(included, body.strip()) for kind, name, body in blocks
         if kind == "name"

@@ -701,6 +701,23 @@ FROM (SELECT 1) AS one
 LEFT JOIN claimed c ON true
 ORDER BY c.seq;
 
+-- fragment: fifo_group_run
+-- A served group's messages from its head, in send order (the FIFO claims' `first_run`,
+-- fragment fifo_runs, and receive_fifo_turn's `chosen`): a lateral read of the group of
+-- `served h`, each message with whether it and all before it are deliverable (its run)
+-- and its place; the including claim cuts it with its own LIMIT, on the line after.
+
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.seq, m.group_id, m.ctid,
+               bool_and(m.visible_at <= (SELECT now FROM q)) OVER w AS deliverable,
+               row_number() OVER w AS place
+        FROM messages m
+        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = h.group_id
+          AND m.seq >= h.seq
+          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
+        WINDOW w AS (ORDER BY m.seq)
+        ORDER BY m.seq
+
 -- fragment: fifo_runs
 -- The FIFO claims' runs (receive_fifo_messages, receive_fifo_walk include it, after each
 -- claim's `served`: group_id, seq and visible_at of the head of each group the receive
@@ -718,16 +735,8 @@ ORDER BY c.seq;
 first_run AS MATERIALIZED (
     SELECT x.id, x.seq, x.group_id, x.ctid, x.place
     FROM served h
-    CROSS JOIN LATERAL (
-        SELECT m.id, m.seq, m.group_id, m.ctid,
-               bool_and(m.visible_at <= (SELECT now FROM q)) OVER w AS deliverable,
-               row_number() OVER w AS place
-        FROM messages m
-        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = h.group_id
-          AND m.seq >= h.seq
-          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
-        WINDOW w AS (ORDER BY m.seq)
-        ORDER BY m.seq LIMIT $4
+-- include: fifo_group_run
+        LIMIT $4
     ) x
     WHERE h.rank = 1 AND x.deliverable
 ),
@@ -980,16 +989,8 @@ ORDER BY c.place;
 chosen AS MATERIALIZED (
     SELECT x.id, x.seq, x.group_id, x.ctid, x.place, h.rank AS turn_place
     FROM served h
-    CROSS JOIN LATERAL (
-        SELECT m.id, m.seq, m.group_id, m.ctid,
-               bool_and(m.visible_at <= (SELECT now FROM q)) OVER w AS deliverable,
-               row_number() OVER w AS place
-        FROM messages m
-        WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = h.group_id
-          AND m.seq >= h.seq
-          AND m.sent_at + 0 > (SELECT horizon FROM q) AND m.id <> ALL($6::text[])
-        WINDOW w AS (ORDER BY m.seq)
-        ORDER BY m.seq LIMIT ($7::int4[])[h.rank::int4]
+-- include: fifo_group_run
+        LIMIT ($7::int4[])[h.rank::int4]
     ) x
     WHERE x.deliverable
 ),
